@@ -1,0 +1,74 @@
+"""plan_widgets: Claude Code sessions in Jupyter, with plan mode you can see and control.
+
+Use ``%load_ext plan_widgets``, then a ``%%claude`` cell. From code::
+
+    s = plan_widgets.session("default", scripted="script.yaml")
+    turn = s.ask("Plan a hello-world script")
+    decision = await s.wait_for_decision(timeout=30)
+    decision.approve()
+    await turn
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ._options import SessionOptions
+from ._registry import get, session, sessions
+
+if TYPE_CHECKING:
+    from ._decisions import Decision, PlanDecision, QuestionDecision, ToolDecision
+    from ._session import Session, Turn
+
+__version__ = "0.1.0"
+__all__ = [
+    "Decision",
+    "PlanDecision",
+    "QuestionDecision",
+    "Session",
+    "SessionOptions",
+    "ToolDecision",
+    "Turn",
+    "get",
+    "load_ipython_extension",
+    "session",
+    "sessions",
+    "unload_ipython_extension",
+]
+
+_LAZY = {
+    "Session": "._session",
+    "Turn": "._session",
+    "Decision": "._decisions",
+    "PlanDecision": "._decisions",
+    "QuestionDecision": "._decisions",
+    "ToolDecision": "._decisions",
+}
+
+
+def __getattr__(name: str) -> Any:
+    mod = _LAZY.get(name)
+    if mod is None:
+        raise AttributeError(f"module 'plan_widgets' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(mod, __name__), name)
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext plan_widgets``: register ``%%claude`` and ``%claude`` (cheap: no SDK)."""
+    from ._magics import ClaudeMagics, transform_cell
+
+    ipython.register_magics(ClaudeMagics)
+    cleanup = ipython.input_transformers_cleanup
+    if transform_cell not in cleanup:
+        cleanup.append(transform_cell)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """Remove the transformer (sessions keep running until closed)."""
+    from ._magics import transform_cell
+
+    cleanup = ipython.input_transformers_cleanup
+    if transform_cell in cleanup:
+        cleanup.remove(transform_cell)

@@ -1,0 +1,548 @@
+"""Durable session events and the state folded from them.
+
+Everything that matters about a session (plans, decisions, mode and model changes, turns,
+cost) is an event appended to a log. :class:`SessionState` is a pure fold of that log, so a
+restarted kernel that re-reads the log shows exactly what happened.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Annotated, Any, Literal, NamedTuple, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+Actor = Literal["user", "code", "timeout", "interrupt", "close", "cli", "gate", "restart"]
+ModeState = Literal["requested", "effective", "refused"]
+ModeSource = Literal["user", "model", "approval", "resume", "start"]
+DecisionKind = Literal["plan", "question", "tool"]
+
+PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto")
+MAX_ERRORS = 20
+"""How many recent error lines :attr:`SessionState.errors` keeps."""
+
+
+class _Base(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    ts: float = Field(default_factory=time.time)
+    """Epoch seconds."""
+    seq: int = 0
+    """Position in the log, assigned by the store on append (1, 2, ...)."""
+
+
+class SessionStarted(_Base):
+    type: Literal["session:started"] = "session:started"
+    session_id: str
+    name: str
+    cwd: str
+    resting_mode: str
+    model: str | None = None
+    plan_model: str | None = None
+    resumed_from: str | None = None
+
+
+class TurnStarted(_Base):
+    type: Literal["turn:started"] = "turn:started"
+    turn: int
+    prompt: str
+    plan: bool = False
+
+
+class TurnEnded(_Base):
+    type: Literal["turn:ended"] = "turn:ended"
+    turn: int
+    result: str
+    """The SDK ResultMessage.subtype, or "interrupted" / "cli_died"."""
+    is_error: bool = False
+    cost_usd: float | None = None
+    """``ResultMessage.total_cost_usd``: the running total of the CLI process."""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    duration_ms: int | None = None
+    message: str | None = None
+
+
+class PlanMode(_Base):
+    type: Literal["plan:mode"] = "plan:mode"
+    mode: str
+    state: ModeState
+    source: ModeSource
+    detail: str | None = None
+
+
+class PlanProposed(_Base):
+    type: Literal["plan:proposed"] = "plan:proposed"
+    decision_id: str
+    plan: str
+    plan_file: str | None = None
+    tool_use_id: str | None = None
+
+
+class PlanDecided(_Base):
+    type: Literal["plan:decided"] = "plan:decided"
+    decision_id: str
+    outcome: Literal["approved", "rejected", "expired", "cancelled"]
+    feedback: str | None = None
+    mode_after: str | None = None
+    by: Actor
+
+
+class ModelSwitched(_Base):
+    type: Literal["model:switched"] = "model:switched"
+    from_model: str | None = None
+    to_model: str | None = None
+    why: str
+
+
+class QuestionAsked(_Base):
+    type: Literal["question:asked"] = "question:asked"
+    decision_id: str
+    questions: list[dict[str, Any]]
+    tool_use_id: str | None = None
+
+
+class QuestionAnswered(_Base):
+    type: Literal["question:answered"] = "question:answered"
+    decision_id: str
+    outcome: Literal["answered", "expired", "cancelled"]
+    answers: dict[str, str] = Field(default_factory=dict)
+    by: Actor
+
+
+class ToolRequested(_Base):
+    type: Literal["tool:requested"] = "tool:requested"
+    decision_id: str
+    tool: str
+    input: dict[str, Any] = Field(default_factory=dict)
+    suggestions: list[dict[str, Any]] = Field(default_factory=list)
+    tool_use_id: str | None = None
+
+
+class ToolDecided(_Base):
+    type: Literal["tool:decided"] = "tool:decided"
+    decision_id: str
+    outcome: Literal["allowed", "always", "denied", "expired", "cancelled"]
+    reason: str | None = None
+    by: Actor
+
+
+class ErrorEvent(_Base):
+    type: Literal["error"] = "error"
+    kind: str
+    message: str
+
+
+Event = Annotated[
+    Union[  # noqa: UP007  (a discriminated union reads best spelled out)
+        SessionStarted,
+        TurnStarted,
+        TurnEnded,
+        PlanMode,
+        PlanProposed,
+        PlanDecided,
+        ModelSwitched,
+        QuestionAsked,
+        QuestionAnswered,
+        ToolRequested,
+        ToolDecided,
+        ErrorEvent,
+    ],
+    Field(discriminator="type"),
+]
+
+EVENT_TYPES: dict[str, type[BaseModel]] = {
+    cls.model_fields["type"].default: cls
+    for cls in (
+        SessionStarted, TurnStarted, TurnEnded, PlanMode, PlanProposed, PlanDecided,
+        ModelSwitched, QuestionAsked, QuestionAnswered, ToolRequested, ToolDecided, ErrorEvent,
+    )
+}
+"""Event classes by their ``type`` tag."""
+
+EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+EVENTS_ADAPTER: TypeAdapter[list[Event]] = TypeAdapter(list[Event])
+
+
+def parse_event(line: str | bytes) -> Event:
+    """Parse one JSON line into its event class (raises pydantic.ValidationError)."""
+    return EVENT_ADAPTER.validate_json(line)
+
+
+def dump_event(event: Event) -> str:
+    """Serialize an event to one JSON line (no newline inside, none at the end)."""
+    return event.model_dump_json()
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic GC while building many small acyclic objects (it would otherwise
+    rescan them again and again)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+# -- state ---------------------------------------------------------------------------------
+
+
+class Decision(NamedTuple):
+    """A plan, question or tool decision as the log tells it (immutable)."""
+
+    id: str
+    kind: DecisionKind
+    status: str = "pending"
+    """"pending", or the outcome (approved/rejected/answered/allowed/always/denied/expired/
+    cancelled)."""
+    ts_asked: float | None = None
+    ts_decided: float | None = None
+    turn: int = 0
+    """The number of the turn it was asked in (0 before any turn)."""
+    tool_use_id: str | None = None
+    plan: str | None = None
+    plan_file: str | None = None
+    questions: tuple[dict[str, Any], ...] = ()
+    tool: str | None = None
+    input: Mapping[str, Any] | None = None
+    suggestions: tuple[dict[str, Any], ...] = ()
+    feedback: str | None = None
+    answers: Mapping[str, str] | None = None
+    reason: str | None = None
+    mode_after: str | None = None
+    by: str | None = None
+    superseded: bool = False
+    """A plan is superseded once a later plan is proposed."""
+
+    @property
+    def pending(self) -> bool:
+        """Whether nobody has decided yet."""
+        return self.status == "pending"
+
+
+_EMPTY: Mapping[str, Decision] = MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True)
+class SessionState:
+    """What a session's log says, folded. Build with :func:`fold` / :func:`apply`."""
+
+    session_id: str | None = None
+    name: str | None = None
+    cwd: str | None = None
+    resting_mode: str | None = None
+    mode: str | None = None
+    """The last effective permission mode (None before the CLI confirmed any)."""
+    requested_mode: str | None = None
+    """A requested mode the CLI has not confirmed yet."""
+    refused: str | None = None
+    """Why the last mode request was refused (cleared by the next request)."""
+    model: str | None = None
+    plan_model: str | None = None
+    turns: int = 0
+    working: bool = False
+    cost_usd: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    decisions: Mapping[str, Decision] = field(default_factory=lambda: _EMPTY)
+    """All decisions by id, oldest first (read-only)."""
+    errors: tuple[str, ...] = ()
+    """The last few errors, oldest first."""
+    last_event_seq: int = 0
+    started: float | None = None
+    """When the session first started."""
+    updated: float | None = None
+    """The time of the last event."""
+    pending_ids: tuple[str, ...] = ()
+    approved_ids: tuple[str, ...] = ()
+    cost_base: float = field(default=0.0, repr=False)
+    """Cost of earlier CLI processes (``total_cost_usd`` restarts with each process)."""
+    cost_run: float = field(default=0.0, repr=False)
+    """The running total the current CLI process last reported."""
+    latest_plan: str | None = field(default=None, repr=False)
+
+    @property
+    def plan_mode(self) -> bool:
+        """Whether the effective mode is plan."""
+        return self.mode == "plan"
+
+    @property
+    def pending(self) -> list[str]:
+        """Ids of decisions still waiting, oldest first."""
+        return list(self.pending_ids)
+
+    @property
+    def plans(self) -> list[Decision]:
+        """Approved plan decisions, oldest first."""
+        return [self.decisions[i] for i in self.approved_ids]
+
+    def as_dict(self) -> dict[str, Any]:
+        """A plain (JSON-friendly) copy of the state."""
+        out: dict[str, Any] = {}
+        for name in self.__dataclass_fields__:
+            value = getattr(self, name)
+            if name == "decisions":
+                value = {k: _decision_dict(d) for k, d in value.items()}
+            elif isinstance(value, tuple):
+                value = list(value)
+            out[name] = value
+        out["plan_mode"] = self.plan_mode
+        return out
+
+
+def _decision_dict(d: Decision) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, value in zip(d._fields, d, strict=True):
+        if isinstance(value, tuple):
+            value = [dict(v) for v in value]
+        elif isinstance(value, Mapping):
+            value = dict(value)
+        out[name] = value
+    return out
+
+
+_STATE_FIELDS = tuple(SessionState.__dataclass_fields__)
+_SCALARS = tuple(
+    f for f in _STATE_FIELDS if f not in ("decisions", "errors", "pending_ids", "approved_ids")
+)
+
+
+class _Builder:
+    """A mutable state used while folding; containers are copied on first write."""
+
+    def __init__(self, state: SessionState, own: bool) -> None:
+        for f in _SCALARS:
+            setattr(self, f, getattr(state, f))
+        self._state = state
+        self._decisions: Any = state.decisions
+        self._errors: Any = state.errors
+        self._pending: Any = state.pending_ids
+        self._approved: Any = state.approved_ids
+        self._dirty: set[str] = set()
+        if own:
+            self.decs()
+            self.errs()
+            self.pend()
+            self.appr()
+
+    # copy-on-write accessors
+    def decs(self) -> dict[str, Decision]:
+        if "d" not in self._dirty:
+            self._decisions = dict(self._decisions)
+            self._dirty.add("d")
+        return self._decisions  # type: ignore[no-any-return]
+
+    def errs(self) -> list[str]:
+        if "e" not in self._dirty:
+            self._errors = list(self._errors)
+            self._dirty.add("e")
+        return self._errors  # type: ignore[no-any-return]
+
+    def pend(self) -> list[str]:
+        if "p" not in self._dirty:
+            self._pending = list(self._pending)
+            self._dirty.add("p")
+        return self._pending  # type: ignore[no-any-return]
+
+    def appr(self) -> list[str]:
+        if "a" not in self._dirty:
+            self._approved = list(self._approved)
+            self._dirty.add("a")
+        return self._approved  # type: ignore[no-any-return]
+
+    def freeze(self) -> SessionState:
+        s = self._state
+        dirty = self._dirty
+        errors = self._errors
+        if "e" in dirty and len(errors) > MAX_ERRORS:
+            del errors[:-MAX_ERRORS]
+        return SessionState(
+            **{f: getattr(self, f) for f in _SCALARS},
+            decisions=MappingProxyType(self._decisions) if "d" in dirty else s.decisions,
+            errors=tuple(errors) if "e" in dirty else s.errors,
+            pending_ids=tuple(self._pending) if "p" in dirty else s.pending_ids,
+            approved_ids=tuple(self._approved) if "a" in dirty else s.approved_ids,
+        )
+
+    # -- one event -------------------------------------------------------------------------
+    def run(self, events: Iterable[Any]) -> None:
+        get = _HANDLERS.get
+        seq: int = self.last_event_seq  # type: ignore[has-type]
+        last = None
+        for e in events:
+            handler = get(e.type)
+            if handler is not None:
+                handler(self, e)
+            if e.seq > seq:
+                seq = e.seq
+            last = e
+        self.last_event_seq = seq
+        if last is not None:
+            self.updated = last.ts
+
+    def error(self, text: str) -> None:
+        errors = self.errs()
+        errors.append(text)
+        if len(errors) > 4 * MAX_ERRORS:
+            del errors[:-MAX_ERRORS]
+
+    def ask(self, e: Any, decision: Decision) -> None:
+        decs = self.decs()
+        old = decs.get(decision.id)
+        if old is not None and not old.pending:
+            return  # a decision is asked and resolved once
+        decs[decision.id] = decision
+        if old is None:
+            self.pend().append(decision.id)
+
+    def decide(self, e: Any, kind: DecisionKind, **changes: Any) -> None:
+        decs = self.decs()
+        old = decs.get(e.decision_id)
+        if old is None:  # asked before the log began: still record the outcome
+            old = Decision(id=e.decision_id, kind=kind)
+        elif not old.pending:
+            return  # resolved once; later endings change nothing
+        else:
+            self.pend().remove(e.decision_id)
+        new = old._replace(status=e.outcome, ts_decided=e.ts, by=e.by, **changes)
+        decs[e.decision_id] = new
+        if kind == "plan" and e.outcome == "approved":
+            self.appr().append(e.decision_id)
+
+
+def _session_started(b: _Builder, e: SessionStarted) -> None:
+    if e.resumed_from is None and b.session_id is not None:
+        # a fresh session in an old log: start over (resume is the way to continue)
+        fresh = _Builder(SessionState(), own=True)
+        b.__dict__.update(fresh.__dict__)
+    if b.started is None:
+        b.started = e.ts
+    b.session_id = e.session_id
+    b.name = e.name
+    b.cwd = e.cwd
+    b.resting_mode = e.resting_mode
+    b.model = e.model
+    b.plan_model = e.plan_model
+    b.working = False
+    # a new CLI process restarts its running cost total
+    b.cost_base += b.cost_run
+    b.cost_run = 0.0
+    b.cost_usd = b.cost_base
+
+
+def _turn_started(b: _Builder, e: TurnStarted) -> None:
+    b.turns += 1
+    b.working = True
+
+
+def _turn_ended(b: _Builder, e: TurnEnded) -> None:
+    b.working = False
+    b.input_tokens += e.input_tokens
+    b.output_tokens += e.output_tokens
+    if e.cost_usd is not None:
+        if e.cost_usd < b.cost_run:  # the counter restarted (a new CLI process)
+            b.cost_base += b.cost_run
+        b.cost_run = e.cost_usd
+        b.cost_usd = b.cost_base + b.cost_run
+    if e.is_error:
+        b.error(f"turn {e.turn} {e.result}" + (f": {e.message}" if e.message else ""))
+
+
+def _plan_mode(b: _Builder, e: PlanMode) -> None:
+    if e.state == "requested":
+        b.requested_mode = e.mode
+        b.refused = None
+    elif e.state == "effective":
+        b.mode = e.mode
+        if b.requested_mode == e.mode:
+            b.requested_mode = None
+    else:
+        b.requested_mode = None
+        b.refused = e.detail or f"{e.mode} refused"
+
+
+def _plan_proposed(b: _Builder, e: PlanProposed) -> None:
+    prev = b.latest_plan
+    if prev is not None and prev != e.decision_id:
+        decs = b.decs()
+        old = decs.get(prev)
+        if old is not None and not old.superseded:
+            decs[prev] = old._replace(superseded=True)
+    b.latest_plan = e.decision_id
+    b.ask(e, Decision(
+        id=e.decision_id, kind="plan", ts_asked=e.ts, turn=b.turns, tool_use_id=e.tool_use_id,
+        plan=e.plan, plan_file=e.plan_file,
+    ))
+
+
+def _plan_decided(b: _Builder, e: PlanDecided) -> None:
+    b.decide(e, "plan", feedback=e.feedback, mode_after=e.mode_after)
+
+
+def _model_switched(b: _Builder, e: ModelSwitched) -> None:
+    b.model = e.to_model
+
+
+def _question_asked(b: _Builder, e: QuestionAsked) -> None:
+    b.ask(e, Decision(
+        id=e.decision_id, kind="question", ts_asked=e.ts, turn=b.turns,
+        tool_use_id=e.tool_use_id, questions=tuple(e.questions),
+    ))
+
+
+def _question_answered(b: _Builder, e: QuestionAnswered) -> None:
+    b.decide(e, "question", answers=MappingProxyType(e.answers))
+
+
+def _tool_requested(b: _Builder, e: ToolRequested) -> None:
+    b.ask(e, Decision(
+        id=e.decision_id, kind="tool", ts_asked=e.ts, turn=b.turns, tool_use_id=e.tool_use_id,
+        tool=e.tool, input=MappingProxyType(e.input), suggestions=tuple(e.suggestions),
+    ))
+
+
+def _tool_decided(b: _Builder, e: ToolDecided) -> None:
+    b.decide(e, "tool", reason=e.reason)
+
+
+def _error(b: _Builder, e: ErrorEvent) -> None:
+    b.error(f"{e.kind}: {e.message}")
+
+
+_HANDLERS: dict[str, Any] = {
+    "session:started": _session_started,
+    "turn:started": _turn_started,
+    "turn:ended": _turn_ended,
+    "plan:mode": _plan_mode,
+    "plan:proposed": _plan_proposed,
+    "plan:decided": _plan_decided,
+    "model:switched": _model_switched,
+    "question:asked": _question_asked,
+    "question:answered": _question_answered,
+    "tool:requested": _tool_requested,
+    "tool:decided": _tool_decided,
+    "error": _error,
+}
+
+
+def apply(state: SessionState, event: Event) -> SessionState:
+    """Return the state after ``event``; ``state`` itself is left as it was."""
+    b = _Builder(state, own=False)
+    b.run((event,))
+    return b.freeze()
+
+
+def fold(events: Iterable[Event], state: SessionState | None = None) -> SessionState:
+    """Fold ``events`` (oldest first) onto ``state`` (default: the empty state)."""
+    b = _Builder(state if state is not None else SessionState(), own=True)
+    with gc_paused():
+        b.run(events)
+    return b.freeze()

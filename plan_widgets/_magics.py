@@ -1,0 +1,232 @@
+"""``%%claude`` and ``%claude``: argument parsing, configuration, and the awaiting cell.
+
+IPython does not await an ``async def`` magic, so ``%%claude`` cells are rewritten by an input
+transformer into ``await run_cell(line, body)``: the cell then waits without blocking the
+event loop, and widget clicks stay live while it waits (ipykernel 7).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+import sys
+import time
+from typing import Any
+
+from IPython.core import magic_arguments
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
+from IPython.display import HTML, display
+from traitlets import Bool, CFloat, Enum, Unicode
+
+from ._options import DEFAULT_APPROVAL_TIMEOUT, RESTING_MODES, OptionError
+
+_TRANSFORM_PREFIX = "%%claude"
+
+
+class _Usage(Exception):
+    """A usage error or a --help request; the message is printed, not raised."""
+
+
+def _parser_exit(self: Any, status: int = 0, message: str | None = None) -> None:
+    raise _Usage(message or "")
+
+
+@magics_class
+class ClaudeMagics(Magics):
+    """Run Claude Code turns from notebook cells. Defaults are configurable with ``%config``."""
+
+    model = Unicode(None, allow_none=True, help="Model for new sessions.").tag(config=True)
+    plan_model = Unicode(None, allow_none=True, help="Model used while planning.").tag(
+        config=True
+    )
+    mode = Enum(RESTING_MODES, default_value="default", help="Resting permission mode.").tag(
+        config=True
+    )
+    approval_timeout = CFloat(
+        DEFAULT_APPROVAL_TIMEOUT, help="Seconds a decision waits before it expires (denied)."
+    ).tag(config=True)
+    log_dir = Unicode(None, allow_none=True, help="Where event logs go.").tag(config=True)
+    scripted = Unicode(None, allow_none=True, help="Scripted model file (offline).").tag(
+        config=True
+    )
+    wait = Bool(True, help="Cells wait for the turn (False: like --background).").tag(
+        config=True
+    )
+
+    # -- %%claude ------------------------------------------------------------------------
+    @magic_arguments.magic_arguments()
+    @magic_arguments.argument("--session", default="default", help="session name")
+    @magic_arguments.argument("--model", default=None, help="model for this session")
+    @magic_arguments.argument("--plan-model", default=None, help="model used while planning")
+    @magic_arguments.argument("--mode", default=None, choices=RESTING_MODES,
+                              help="resting permission mode (default: default)")
+    @magic_arguments.argument("--cwd", default=None, help="working directory of the agent")
+    @magic_arguments.argument("--new", action="store_true", help="end the session, start anew")
+    @magic_arguments.argument("--background", action="store_true",
+                              help="return at once instead of waiting")
+    @magic_arguments.argument("--plan", action="store_true", help="run this turn in plan mode")
+    @magic_arguments.argument("--scripted", default=None, metavar="FILE",
+                              help="answer from a scripted model (offline, no API key)")
+    @magic_arguments.argument("--approval-timeout", default=None, type=float, metavar="SECONDS",
+                              help="seconds a decision waits before it is denied")
+    @magic_arguments.argument("--resume", default=None, metavar="ID",
+                              help="resume a session by its id")
+    @cell_magic
+    def claude(self, line: str, cell: str) -> None:
+        """Run the cell's body as one turn of a Claude Code session.
+
+        In a kernel the cell is rewritten to await the turn; this fallback (used when the
+        magic is called directly) starts the turn and returns at once.
+        """
+        loop = asyncio.get_event_loop()
+        task = loop.create_task(run_cell(line, cell, background=True))
+        if not loop.is_running():
+            loop.run_until_complete(task)
+
+    # -- %claude ---------------------------------------------------------------------------
+    @line_magic("claude")
+    def claude_line(self, line: str) -> Any:
+        """%claude status | interrupt | stop | sessions | plan on|off | resume [ID] | log |
+        cost [--session NAME]"""
+        from . import _commands
+
+        try:
+            return _commands.run(self, line)
+        except (_Usage, OptionError) as e:
+            msg = str(e).strip()
+            if msg:
+                print(msg, file=sys.stderr if not msg.startswith("usage") else sys.stdout)
+        return None
+
+
+def _parse(line: str) -> Any:
+    parser = ClaudeMagics.claude.parser  # type: ignore[attr-defined]
+    parser.exit = _parser_exit.__get__(parser)
+    parser.error = lambda message: (_ for _ in ()).throw(  # type: ignore[assignment]
+        _Usage(f"{parser.format_usage().strip()}\n%%claude: {message}")
+    )
+    try:
+        argv = shlex.split(line)
+    except ValueError as e:
+        raise _Usage(f"%%claude: {e}") from e
+    if any(a in ("-h", "--help") for a in argv):
+        raise _Usage(parser.format_help())
+    return parser.parse_args(argv)
+
+
+def _magics() -> ClaudeMagics | None:
+    from IPython import get_ipython
+
+    ip = get_ipython()
+    if ip is None:
+        return None
+    m = ip.magics_manager.registry.get("ClaudeMagics")
+    return m if isinstance(m, ClaudeMagics) else None
+
+
+def in_kernel() -> bool:
+    """Whether we run in a Jupyter kernel (widgets possible), not terminal IPython."""
+    from IPython import get_ipython
+
+    ip = get_ipython()
+    return ip is not None and getattr(ip, "kernel", None) is not None
+
+
+async def run_cell(line: str, body: str, background: bool = False) -> None:
+    """Body of a ``%%claude`` cell: start the turn, show it, and wait until it settles."""
+    from . import _registry
+
+    try:
+        args = _parse(line)
+    except _Usage as e:
+        print(str(e).rstrip())
+        return
+    if not body.strip():
+        print("%%claude: the prompt is empty: write what Claude should do below the %%claude line",
+              file=sys.stderr)
+        return
+    m = _magics()
+    defaults = {
+        "model": m.model if m else None,
+        "plan_model": m.plan_model if m else None,
+        "mode": m.mode if m else None,
+        "approval_timeout": m.approval_timeout if m else None,
+        "log_dir": m.log_dir if m else None,
+        "scripted": m.scripted if m else None,
+    }
+    wanted = {
+        "model": args.model, "plan_model": args.plan_model, "mode": args.mode, "cwd": args.cwd,
+        "scripted": args.scripted, "approval_timeout": args.approval_timeout,
+        "resume": args.resume,
+    }
+    try:
+        session, notes = await _registry.obtain(args.session, wanted, defaults, new=args.new)
+    except OptionError as e:
+        print(f"%%claude: {e}", file=sys.stderr)
+        return
+    for n in notes:
+        print(n)
+    kernel = in_kernel()
+    if kernel:
+        from .widgets import WidgetTurnView
+
+        view: Any = WidgetTurnView(session, body, _registry.control_bar(session))
+        handle = display(view.mimebundle(), raw=True, display_id=True)
+    else:
+        from ._textview import TextTurnView
+
+        view = TextTurnView()
+        handle = None
+    blocked = session.pending
+    try:
+        turn = session.ask(body, view=view, plan=args.plan)
+    except Exception as e:
+        print(f"%%claude: {e}", file=sys.stderr)
+        return
+    if background or args.background or (m is not None and not m.wait):
+        return
+    if blocked is not None:
+        print(f"A decision is pending above ({blocked.kind}); this prompt runs after it. "
+              "Its output will appear here.")
+        return
+    waiting = not kernel  # in a terminal, wait for the whole turn (decisions at the prompt)
+    try:
+        if waiting:
+            await turn
+        else:
+            await session.settle(turn)
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        session.interrupt_nowait()
+        print("Interrupted: the turn was stopped and any pending decision cancelled.")
+    finally:
+        if handle is not None:
+            try:
+                handle.update(view.mimebundle(), raw=True)
+            except Exception:
+                pass
+    if not turn.done and session.pending is not None and kernel:
+        d = session.pending
+        print(f"Waiting for your decision ({d.kind}) on the card above; the turn goes on "
+              f"after it. It expires in {session.options.approval_timeout:g} s.")
+
+
+def transform_cell(lines: list[str]) -> list[str]:
+    """Input transformer: a ``%%claude`` cell becomes an awaited call (clicks stay live)."""
+    if not lines or not lines[0].startswith(_TRANSFORM_PREFIX):
+        return lines
+    first = lines[0][len(_TRANSFORM_PREFIX):]
+    if first and not first[0].isspace():
+        return lines  # some other magic, e.g. %%claudex
+    line = first.strip()
+    body = "".join(lines[1:])
+    return [
+        "await __import__('plan_widgets._magics', fromlist=['run_cell'])"
+        f".run_cell({line!r}, {body!r})\n"
+    ]
+
+
+def _now() -> str:
+    return time.strftime("%H:%M:%S")
+
+
+__all__ = ["ClaudeMagics", "HTML", "run_cell", "transform_cell"]

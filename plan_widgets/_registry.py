@@ -1,0 +1,104 @@
+"""The kernel's sessions by name, and how a cell's options map onto them."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import TYPE_CHECKING, Any
+
+from ._options import OptionError, SessionOptions
+
+if TYPE_CHECKING:
+    from ._session import Session
+    from .widgets import ControlBar
+
+_sessions: dict[str, Session] = {}
+_bars: dict[int, ControlBar] = {}
+
+
+def sessions() -> dict[str, Session]:
+    """The live sessions of this kernel, by name."""
+    return dict(_sessions)
+
+
+def get(name: str = "default") -> Session | None:
+    """The session called ``name``, if one was started."""
+    return _sessions.get(name)
+
+
+def session(name: str = "default", **options: Any) -> Session:
+    """Get the session ``name``, starting it if needed (call from code on the kernel's loop).
+
+    Options are those of :class:`plan_widgets.SessionOptions` (model, plan_model, mode, cwd,
+    scripted, approval_timeout, log_dir, resume, plan, env).
+    """
+    from ._session import Session
+
+    s = _sessions.get(name)
+    if s is not None and not (s.dead or s.closed):
+        return s
+    opts = SessionOptions(name=name, **{k: v for k, v in options.items() if v is not None})
+    s = Session(opts)
+    _sessions[name] = s
+    return s
+
+
+async def obtain(name: str, wanted: dict[str, Any], defaults: dict[str, Any], *,
+                 new: bool = False) -> tuple[Session, list[str]]:
+    """The session a cell runs in: reuse, adjust live, or start (again)."""
+    from ._session import Session
+
+    notes: list[str] = []
+    s = _sessions.get(name)
+    if s is not None and new:
+        await s.close()
+        s = None
+    if s is not None and wanted.get("resume") and wanted["resume"] != s.session_id:
+        await s.close()
+        s = None
+    if s is not None and (s.dead or s.closed):
+        if s.dead:
+            notes.append(
+                f"The previous session {name!r} ended ({s.dead}). Starting a new one; to "
+                f"continue the old conversation: %claude resume {s.session_id}"
+            )
+        s = None
+    if s is not None:
+        o = s.options
+        if wanted.get("cwd") and os.path.realpath(wanted["cwd"]) != o.cwd:
+            raise OptionError(f"session {name!r} runs in {o.cwd}; use --new to change --cwd")
+        if wanted.get("scripted") and os.path.realpath(wanted["scripted"]) != o.scripted:
+            raise OptionError(f"session {name!r} already runs; use --new to change --scripted")
+        if wanted.get("model") and wanted["model"] != o.model:
+            s.options = o.with_(model=wanted["model"])
+            await s.set_model(wanted["model"])
+        if wanted.get("plan_model"):
+            s.options = s.options.with_(plan_model=wanted["plan_model"])
+        if wanted.get("approval_timeout"):
+            s.options = s.options.with_(approval_timeout=wanted["approval_timeout"])
+        if wanted.get("mode") and wanted["mode"] != s.options.mode:
+            await s.set_mode(wanted["mode"])
+        return s, notes
+    merged = {k: v for k, v in defaults.items() if v is not None}
+    merged.update({k: v for k, v in wanted.items() if v is not None})
+    s = Session(SessionOptions(name=name, **merged))
+    _sessions[name] = s
+    return s, notes
+
+
+def control_bar(s: Session) -> ControlBar:
+    """The one control bar of a session (shown in each of its cells)."""
+    from .widgets import ControlBar
+
+    bar = _bars.get(id(s))
+    if bar is None or bar.session is not s:
+        bar = ControlBar(s)
+        _bars[id(s)] = bar
+    return bar
+
+
+async def close_all(timeout: float = 10) -> None:
+    """Close every session (kernel shutdown, extension unload)."""
+    live = [s for s in _sessions.values() if not s.closed]
+    if live:
+        await asyncio.gather(*(s.close(timeout) for s in live), return_exceptions=True)

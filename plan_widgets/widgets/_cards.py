@@ -1,0 +1,244 @@
+"""Decision cards: a plan to approve, questions to answer, a tool to allow.
+
+A card's buttons call the decision's methods (``approve``, ``reject``, ``answer``, ``allow``,
+``deny``) with ``by="user"``; once the decision is made by anyone, the card shows the outcome
+and disables itself. Every model-written text on a card is rendered by the safe path.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import ipywidgets as w
+
+from .._decisions import Decision, PlanDecision, QuestionDecision, ToolDecision
+from .._render import escape, summarize
+from ._markdown import html_output, markdown_output
+
+_BORDER = {"plan": "#7c3aed", "question": "#2563eb", "tool": "#b45309"}
+_OUTCOME_TEXT = {
+    "approved": "Approved",
+    "rejected": "Sent back: keep planning",
+    "answered": "Answered",
+    "allowed": "Allowed",
+    "always": "Always allowed",
+    "denied": "Denied",
+    "expired": "Expired: no answer came, so it was denied",
+    "cancelled": "Cancelled",
+}
+_BY_TEXT = {
+    "timeout": "timed out",
+    "interrupt": "interrupted",
+    "close": "session closed",
+    "cli": "withdrawn by the CLI",
+    "restart": "the kernel restarted",
+    "gate": "refused by the gate",
+}
+
+
+def _when(ts: float) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(ts))
+
+
+class Card(w.VBox):
+    """Common frame: title, body, actions, and a status line."""
+
+    def __init__(self, decision: Decision, title: str, body: list[w.Widget],
+                 actions: list[w.Widget]) -> None:
+        self.decision = decision
+        self.status = w.HTML()
+        self.actions = w.HBox(actions, layout=w.Layout(flex_flow="row wrap", gap="6px"))
+        header = w.HTML(f"<b>{escape(title)}</b>")
+        super().__init__(
+            [header, *body, self.actions, self.status],
+            layout=w.Layout(
+                border=f"2px solid {_BORDER[decision.kind]}", padding="6px 10px",
+                margin="6px 0", gap="4px",
+            ),
+        )
+        self.add_class("pw-card")
+        self.add_class(f"pw-card-{decision.kind}")
+        decision.watch(self.refresh)
+        self.refresh()
+
+    def _inputs(self) -> list[w.Widget]:
+        out: list[w.Widget] = []
+        stack: list[w.Widget] = [self.actions, *self.children]
+        while stack:
+            c = stack.pop()
+            if isinstance(c, w.Box):
+                stack.extend(c.children)
+            elif hasattr(c, "disabled"):
+                out.append(c)
+        return out
+
+    def refresh(self) -> None:
+        """Show the decision's state; disable every control once it is made."""
+        d = self.decision
+        o = d.outcome
+        superseded = isinstance(d, PlanDecision) and d.superseded
+        if o is None and superseded:
+            self.status.value = "<span>Superseded by a revised plan below</span>"
+            return
+        if o is None:
+            self.status.value = (
+                f'<span style="color:#b45309">Waiting for you (since {_when(d.asked_at)})</span>'
+            )
+            return
+        for c in self._inputs():
+            c.disabled = True
+        text = _OUTCOME_TEXT.get(o.status, o.status)
+        extra = []
+        if o.by in _BY_TEXT:
+            extra.append(_BY_TEXT[o.by])
+        if o.mode and o.status == "approved":
+            extra.append(f"next mode: {o.mode}")
+        if o.feedback and o.status in ("rejected", "denied"):
+            extra.append(f"feedback: {summarize(o.feedback, 200)}")
+        if o.answers:
+            extra.append("; ".join(f"{summarize(k, 60)} = {summarize(v, 80)}"
+                                   for k, v in o.answers.items()))
+        color = "#047857" if o.granted else "#b91c1c"
+        sup = " · superseded by a revised plan below" if superseded else ""
+        detail = f" ({escape('; '.join(extra))})" if extra else ""
+        self.status.value = (
+            f'<span style="color:{color}"><b>{escape(text)}</b>{detail} at {_when(o.at)}'
+            f"{escape(sup)}</span>"
+        )
+
+
+class PlanCard(Card):
+    """The plan as Markdown, with Approve / Approve, auto-accept edits / Keep planning."""
+
+    def __init__(self, decision: PlanDecision) -> None:
+        self.approve_button = w.Button(description="Approve", button_style="success",
+                                       icon="check", tooltip=f"Back to {decision.resting_mode}")
+        self.approve_edits_button = w.Button(description="Approve, auto-accept edits",
+                                             button_style="info", icon="check-double",
+                                             layout=w.Layout(width="auto"))
+        self.feedback = w.Textarea(placeholder="What should change? (feedback for the agent)",
+                                   layout=w.Layout(width="100%", height="60px"))
+        self.keep_button = w.Button(description="Keep planning", button_style="warning",
+                                    icon="pencil")
+        self.approve_button.on_click(lambda _b: decision.approve(by="user"))
+        self.approve_edits_button.on_click(lambda _b: decision.approve("acceptEdits", by="user"))
+        self.keep_button.on_click(lambda _b: decision.reject(self.feedback.value, by="user"))
+        body: list[w.Widget] = [markdown_output(decision.plan)]
+        if decision.plan_file:
+            body.append(w.HTML(f'<small>Plan file: <code>{escape(decision.plan_file)}</code>'
+                               "</small>"))
+        body.append(self.feedback)
+        actions: list[w.Widget] = [self.approve_button, self.keep_button]
+        if decision.resting_mode != "acceptEdits":
+            actions.insert(1, self.approve_edits_button)
+        super().__init__(decision, "Plan proposed: review before anything is edited", body,
+                         actions)
+
+
+class QuestionCard(Card):
+    """Each question with its options (and descriptions), an Other field, and Submit."""
+
+    def __init__(self, decision: QuestionDecision) -> None:
+        self._pickers: list[tuple[dict[str, Any], w.Widget, w.Text]] = []
+        body: list[w.Widget] = []
+        for q in decision.questions:
+            options = [o for o in q.get("options") or [] if isinstance(o, dict)]
+            labels = [str(o.get("label", "")) for o in options]
+            head = f"<b>{escape(str(q.get('header', '')))}</b> " if q.get("header") else ""
+            body.append(w.HTML(f"{head}{escape(str(q.get('question', '')))}"))
+            desc = "".join(
+                f"<li><b>{escape(str(o.get('label', '')))}</b>"
+                f"{': ' + escape(str(o.get('description'))) if o.get('description') else ''}</li>"
+                for o in options
+            )
+            if desc:
+                body.append(html_output(f"<ul>{desc}</ul>"))
+            if q.get("multiSelect"):
+                picker: w.Widget = w.SelectMultiple(options=labels, rows=min(6, max(2, len(labels))))
+            else:
+                picker = w.RadioButtons(options=labels, value=None)
+            other = w.Text(placeholder="Other (free text)")
+            body.extend([picker, other])
+            self._pickers.append((q, picker, other))
+        self.submit_button = w.Button(description="Submit", button_style="primary", icon="reply")
+        self.submit_button.on_click(lambda _b: self._submit())
+        super().__init__(decision, "The agent asks", body, [self.submit_button])
+
+    def _submit(self) -> None:
+        answers: dict[str, str | list[str]] = {}
+        for q, picker, other in self._pickers:
+            chosen: list[str] = []
+            val = picker.value  # type: ignore[attr-defined]
+            if isinstance(val, tuple | list):
+                chosen.extend(map(str, val))
+            elif val:
+                chosen.append(str(val))
+            if other.value.strip():
+                chosen.append(other.value.strip())
+            if chosen:
+                answers[str(q.get("question", ""))] = chosen
+        d = self.decision
+        assert isinstance(d, QuestionDecision)
+        if not answers:
+            self.status.value = '<span style="color:#b91c1c">Pick an option or write one.</span>'
+            return
+        d.answer(answers, by="user")
+
+
+def _tool_preview(tool: str, tool_input: dict[str, Any]) -> str:
+    """A compact, escaped HTML view of a tool call's input."""
+    if tool == "Bash":
+        cmd = str(tool_input.get("command", ""))
+        return f"<pre>$ {escape(cmd)}</pre>"
+    if tool in ("Write", "Edit", "MultiEdit", "NotebookEdit"):
+        path = tool_input.get("file_path") or tool_input.get("notebook_path") or ""
+        parts = [f"<div><code>{escape(str(path))}</code></div>"]
+        if tool == "Write":
+            content = str(tool_input.get("content", ""))
+            lines = content.splitlines()[:40]
+            parts.append("<pre>" + escape("\n".join("+ " + ln for ln in lines)) + "</pre>")
+        else:
+            edits = tool_input.get("edits") or [tool_input]
+            for e in edits[:10]:
+                old = str(e.get("old_string", "")).splitlines()[:20]
+                new = str(e.get("new_string", "")).splitlines()[:20]
+                diff = ["- " + ln for ln in old] + ["+ " + ln for ln in new]
+                parts.append("<pre>" + escape("\n".join(diff)) + "</pre>")
+        return "".join(parts)
+    body = json.dumps(tool_input, indent=1, ensure_ascii=False, default=str)
+    if len(body) > 2000:
+        body = body[:2000] + "\n…"
+    return f"<pre>{escape(body)}</pre>"
+
+
+class ToolCard(Card):
+    """A tool permission: Allow, Always allow (when the CLI suggests rules), Deny (+reason)."""
+
+    def __init__(self, decision: ToolDecision) -> None:
+        self.allow_button = w.Button(description="Allow", button_style="success", icon="check")
+        self.always_button = w.Button(description="Always allow", button_style="info",
+                                      icon="check-double")
+        self.reason = w.Text(placeholder="Reason (optional)")
+        self.deny_button = w.Button(description="Deny", button_style="danger", icon="times")
+        self.allow_button.on_click(lambda _b: decision.allow(by="user"))
+        self.always_button.on_click(lambda _b: decision.allow(always=True, by="user"))
+        self.deny_button.on_click(lambda _b: decision.deny(self.reason.value, by="user"))
+        actions: list[w.Widget] = [self.allow_button]
+        if decision.suggestions:
+            actions.append(self.always_button)
+        actions.extend([self.deny_button, self.reason])
+        title = decision.title or f"Allow {decision.tool}?"
+        body: list[w.Widget] = [html_output(_tool_preview(decision.tool, decision.input))]
+        super().__init__(decision, title, body, actions)
+
+
+def card_for(decision: Decision) -> Card:
+    """The card that shows ``decision``."""
+    if isinstance(decision, PlanDecision):
+        return PlanCard(decision)
+    if isinstance(decision, QuestionDecision):
+        return QuestionCard(decision)
+    assert isinstance(decision, ToolDecision)
+    return ToolCard(decision)

@@ -1,0 +1,161 @@
+"""One turn's output in a cell: streamed Markdown, tool lines, cards, markers, a footer."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import ipywidgets as w
+
+from .._decisions import Decision
+from .._render import escape, render_html, summarize
+from ._cards import card_for
+from ._control import ControlBar
+from ._markdown import StreamingMarkdown, html_output, set_html
+
+if TYPE_CHECKING:
+    from .._session import Session
+
+_TOOL_ICON = {"Bash": "$", "Write": "✎", "Edit": "✎", "Read": "📄", "Glob": "🔎", "Grep": "🔎"}
+
+
+def _tool_html(name: str, tool_input: dict[str, Any], result: Any = None,
+               is_error: bool = False, done: bool = False) -> str:
+    head = summarize(tool_input.get("command") or tool_input.get("file_path")
+                     or tool_input.get("pattern") or tool_input, 100)
+    icon = _TOOL_ICON.get(name, "⚙")
+    state = "" if done else " …"
+    if done and is_error:
+        state = " ✗"
+    body = json.dumps(tool_input, indent=1, ensure_ascii=False, default=str)
+    if len(body) > 4000:
+        body = body[:4000] + "\n…"
+    parts = [
+        "<details class=\"pw-tool\">",
+        f"<summary><code>{escape(icon)} {escape(name)}</code> {escape(head)}{escape(state)}"
+        "</summary>",
+        f"<pre>{escape(body)}</pre>",
+    ]
+    if done:
+        text = _result_text(result)
+        if len(text) > 4000:
+            text = text[:4000] + "\n…"
+        parts.append(f"<pre>{escape(text)}</pre>")
+    parts.append("</details>")
+    # newlines inside <pre> must not make blank lines (that would end the HTML block)
+    return "".join(p.replace("\n", "&#10;") for p in parts)
+
+
+def _result_text(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        out = []
+        for item in content:
+            if isinstance(item, dict) and item.get("type") == "text":
+                out.append(str(item.get("text", "")))
+            else:
+                out.append(json.dumps(item, default=str)[:500])
+        return "\n".join(out)
+    return str(content)
+
+
+class WidgetTurnView(w.VBox):
+    """The widget view of one turn (implements the session's ``TurnView``)."""
+
+    def __init__(self, session: Session, prompt: str, control: ControlBar) -> None:
+        self.session = session
+        self.prompt = prompt
+        self.body = w.VBox(layout=w.Layout(gap="2px"))
+        self.footer = w.HTML()
+        self._stream: StreamingMarkdown | None = None
+        self._tools: dict[str, tuple[w.Output, str, dict[str, Any]]] = {}
+        self._transcript: list[str] = []
+        self.cards: list[w.Widget] = []
+        super().__init__([control, self.body, self.footer])
+        self.add_class("pw-turn")
+
+    # -- the TurnView protocol -----------------------------------------------------------------
+    def text(self, delta: str) -> None:
+        if self._stream is None:
+            box = w.VBox()
+            self._add(box)
+            self._stream = StreamingMarkdown(box)
+        self._stream.append(delta)
+
+    def _close_stream(self) -> None:
+        if self._stream is not None:
+            self._stream.flush()
+            self._transcript.append(self._stream.text)
+            self._stream = None
+
+    def _add(self, widget: w.Widget) -> None:
+        self.body.children = (*self.body.children, widget)
+
+    def tool_started(self, tool_use_id: str, name: str, tool_input: dict[str, Any]) -> None:
+        self._close_stream()
+        out = html_output(_tool_html(name, tool_input))
+        self._tools[tool_use_id] = (out, name, tool_input)
+        self._add(out)
+        self._transcript.append(f"`{name}` {summarize(tool_input, 100)}")
+
+    def tool_finished(self, tool_use_id: str, content: Any, is_error: bool) -> None:
+        entry = self._tools.get(tool_use_id)
+        if entry is None:
+            return
+        out, name, tool_input = entry
+        set_html(out, _tool_html(name, tool_input, content, is_error, done=True))
+
+    def decision(self, decision: Decision) -> None:
+        self._close_stream()
+        card = card_for(decision)
+        self.cards.append(card)
+        self._add(card)
+        kind = {"plan": "Plan proposed", "question": "Question", "tool": "Permission asked"}
+        self._transcript.append(f"**{kind[decision.kind]}**")
+        if decision.kind == "plan":
+            self._transcript.append(getattr(decision, "plan", ""))
+
+    def marker(self, text: str) -> None:
+        self._close_stream()
+        self._add(w.HTML(f'<small style="color:#6b7280">— {escape(text)} —</small>'))
+        self._transcript.append(f"*— {text} —*")
+
+    def error(self, message: str) -> None:
+        self._close_stream()
+        self._add(w.HTML(f'<div style="color:#b91c1c"><b>{escape(message)}</b></div>'))
+        self._transcript.append(f"**{message}**")
+
+    def finished(self, summary: str, ok: bool) -> None:
+        self._close_stream()
+        mark = "✓" if ok else "✗"
+        self.footer.value = f'<small style="color:#6b7280">{mark} {escape(summary)}</small>'
+        self._transcript.append(f"*{mark} {summary}*")
+
+    # -- static fallback -----------------------------------------------------------------------
+    def fallback_markdown(self) -> str:
+        """Safe Markdown of what happened so far, for frontends without widgets."""
+        parts = [f"**claude** ({self.session.name}): {self.prompt.strip()[:200]}"]
+        parts.extend(self._transcript)
+        if self._stream is not None:
+            parts.append(self._stream.text)
+        return render_html("\n\n".join(parts))
+
+    def fallback_text(self) -> str:
+        """Plain text of what happened so far."""
+        parts = [f"claude ({self.session.name}): {self.prompt.strip()[:200]}", *self._transcript]
+        if self._stream is not None:
+            parts.append(self._stream.text)
+        return "\n\n".join(parts)
+
+    def mimebundle(self) -> dict[str, Any]:
+        """The display bundle: the widget view, with Markdown and text fallbacks."""
+        return {
+            "application/vnd.jupyter.widget-view+json": {
+                "version_major": 2, "version_minor": 0, "model_id": self.model_id,
+            },
+            "text/markdown": self.fallback_markdown(),
+            "text/plain": self.fallback_text(),
+        }

@@ -1,0 +1,209 @@
+"""A real kernel driven over the Jupyter protocol, with widget messages sent as a frontend would.
+
+Every wait here is bounded. iopub is read by a background thread into one list, so tests can
+wait for "a widget with this description appeared" or "this cell went idle".
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from jupyter_client.manager import KernelManager
+
+
+class Kernel:
+    """One ipykernel process with a scratch HOME and working directory."""
+
+    def __init__(self, cwd: Path, env: dict[str, str] | None = None,
+                 python: str | None = None) -> None:
+        self.cwd = Path(cwd)
+        self.home = self.cwd / ".home"
+        self.home.mkdir(parents=True, exist_ok=True)
+        full_env = {
+            k: v for k, v in os.environ.items()
+            if not k.startswith(("ANTHROPIC_", "CLAUDE_")) and k != "CLAUDECODE"
+        }
+        full_env.update({
+            "HOME": str(self.home),
+            "IPYTHONDIR": str(self.home / ".ipython"),
+            "JUPYTER_RUNTIME_DIR": str(self.home / ".runtime"),
+            "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+        })
+        full_env.update(env or {})
+        self.km = KernelManager(kernel_name="python3")
+        if python:
+            self.km.kernel_cmd = [python, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+        self.km.start_kernel(cwd=str(self.cwd), env=full_env)
+        self.kc = self.km.client()
+        self.kc.start_channels()
+        self.kc.wait_for_ready(timeout=60)
+        self.messages: list[dict[str, Any]] = []
+        self.widgets: dict[str, dict[str, Any]] = {}
+        self.widget_order: list[str] = []
+        self._lock = threading.Condition()
+        self._stop = False
+        self._thread = threading.Thread(target=self._pump, daemon=True)
+        self._thread.start()
+
+    # -- iopub -------------------------------------------------------------------------------
+    def _pump(self) -> None:
+        while not self._stop:
+            try:
+                msg = self.kc.get_iopub_msg(timeout=0.2)
+            except queue.Empty:
+                continue
+            except Exception:
+                if self._stop:
+                    return
+                continue
+            msg["_t"] = time.monotonic()
+            with self._lock:
+                self.messages.append(msg)
+                t = msg["header"]["msg_type"]
+                c = msg["content"]
+                if t == "comm_open" and c.get("target_name") == "jupyter.widget":
+                    state = dict(c.get("data", {}).get("state", {}))
+                    self.widgets[c["comm_id"]] = state
+                    self.widget_order.append(c["comm_id"])
+                elif t == "comm_msg":
+                    data = c.get("data", {})
+                    if data.get("method") in ("update", "echo_update"):
+                        self.widgets.setdefault(c["comm_id"], {}).update(data.get("state", {}))
+                self._lock.notify_all()
+
+    def wait_until(self, pred: Callable[[], Any], timeout: float = 60, what: str = "") -> Any:
+        """Wait (bounded) until ``pred()`` is truthy; returns its value."""
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            while True:
+                value = pred()
+                if value:
+                    return value
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(f"timed out after {timeout} s waiting for {what or pred}")
+                self._lock.wait(min(left, 0.2))
+
+    # -- execution ---------------------------------------------------------------------------
+    def execute(self, code: str, timeout: float = 120, allow_error: bool = False) -> dict[str, Any]:
+        """Run a cell and wait for it to finish; returns its outputs and reply."""
+        msg_id = self.kc.execute(code)
+
+        def idle() -> bool:
+            return any(
+                m["parent_header"].get("msg_id") == msg_id
+                and m["header"]["msg_type"] == "status"
+                and m["content"]["execution_state"] == "idle"
+                for m in self.messages
+            )
+
+        self.wait_until(idle, timeout, f"cell to finish: {code[:60]!r}")
+        reply = self.kc.get_shell_msg(timeout=timeout)
+        while reply["parent_header"].get("msg_id") != msg_id:
+            reply = self.kc.get_shell_msg(timeout=timeout)
+        out = self.outputs(msg_id)
+        if reply["content"]["status"] != "ok" and not allow_error:
+            raise AssertionError(f"cell failed: {reply['content']}\n{out['text']}")
+        out["reply"] = reply["content"]
+        return out
+
+    def start(self, code: str) -> str:
+        """Start a cell without waiting; returns its msg_id."""
+        return self.kc.execute(code)
+
+    def outputs(self, msg_id: str) -> dict[str, Any]:
+        """stdout/stderr text, display data and errors of one cell (so far)."""
+        text, data = [], []
+        with self._lock:
+            for m in self.messages:
+                if m["parent_header"].get("msg_id") != msg_id:
+                    continue
+                t, c = m["header"]["msg_type"], m["content"]
+                if t == "stream":
+                    text.append(c["text"])
+                elif t in ("display_data", "execute_result", "update_display_data"):
+                    data.append(c["data"])
+                elif t == "error":
+                    text.append("\n".join(c.get("traceback", [])))
+        return {"text": "".join(text), "data": data}
+
+    def eval(self, expr: str, timeout: float = 60) -> str:
+        """Evaluate an expression in the kernel; returns its printed value."""
+        out = self.execute(f"print(repr({expr}))", timeout=timeout)
+        return out["text"].strip()
+
+    # -- widgets -------------------------------------------------------------------------------
+    def find_widgets(self, model: str | None = None, **state: Any) -> list[str]:
+        """Comm ids of widgets whose state matches, in creation order."""
+        with self._lock:
+            found = []
+            for cid in self.widget_order:
+                s = self.widgets.get(cid, {})
+                if model and s.get("_model_name") != model:
+                    continue
+                if all(s.get(k) == v for k, v in state.items()):
+                    found.append(cid)
+            return found
+
+    def wait_widget(self, model: str | None = None, timeout: float = 60, index: int = -1,
+                    count: int = 1, **state: Any) -> str:
+        """Wait for the ``count``-th widget matching; returns the chosen one's comm id."""
+        ids = self.wait_until(
+            lambda: (lambda f: f if len(f) >= count else None)(self.find_widgets(model, **state)),
+            timeout, f"widget {model} {state} x{count}",
+        )
+        return ids[index]
+
+    def send_comm(self, comm_id: str, data: dict[str, Any]) -> None:
+        """Send a comm_msg to the kernel, as the frontend does."""
+        msg = self.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": data})
+        self.kc.shell_channel.send(msg)
+
+    def click(self, comm_id: str) -> None:
+        """Click a Button widget."""
+        self.send_comm(comm_id, {"method": "custom", "content": {"event": "click"}})
+
+    def set_value(self, comm_id: str, value: Any) -> None:
+        """Set a widget's value (a Textarea's text, a ToggleButton's state)."""
+        self.send_comm(comm_id, {"method": "update", "state": {"value": value},
+                                 "buffer_paths": []})
+        with self._lock:
+            self.widgets.setdefault(comm_id, {})["value"] = value
+
+    def html_text(self) -> str:
+        """All HTML widget values so far, joined (markers, card status lines)."""
+        with self._lock:
+            return "\n".join(str(s.get("value", "")) for s in self.widgets.values()
+                             if s.get("_model_name") == "HTMLModel")
+
+    def markdown_outputs(self) -> list[str]:
+        """Every text/markdown shown inside Output widgets (in creation order)."""
+        with self._lock:
+            out = []
+            for cid in self.widget_order:
+                s = self.widgets.get(cid, {})
+                if s.get("_model_name") == "OutputModel":
+                    for o in s.get("outputs", []):
+                        md = o.get("data", {}).get("text/markdown")
+                        if md:
+                            out.append(md)
+            return out
+
+    def interrupt(self) -> None:
+        """The kernel's interrupt (SIGINT), as the frontend's stop button."""
+        self.km.interrupt_kernel()
+
+    def shutdown(self) -> None:
+        """Stop the kernel (bounded)."""
+        self._stop = True
+        try:
+            self.kc.stop_channels()
+        finally:
+            self.km.shutdown_kernel(now=True)
+        self._thread.join(timeout=5)
