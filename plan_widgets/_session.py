@@ -472,7 +472,7 @@ class Session:
             from .scripted import ScriptedModel
 
             log = Path(default_log_dir(o.cwd, o.log_dir)) / f"{self.session_id}.requests.jsonl"
-            self._scripted = await ScriptedModel.astart(o.scripted, log_path=log)
+            self._scripted = await ScriptedModel.astart(o.scripted, log_path=log, cwd=o.cwd)
             env.update(self._scripted.env())
         elif not has_credentials(env):
             raise OptionError(NO_CREDENTIALS)

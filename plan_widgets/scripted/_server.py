@@ -1,0 +1,356 @@
+"""A stand-in for the Anthropic Messages API on 127.0.0.1, answering from a script.
+
+It speaks just what the Claude Code CLI uses: ``POST /v1/messages`` with an SSE stream
+(message_start, content_block_start/delta/stop, message_delta, message_stop). Each request is
+logged as one JSON line (model, matched step, mode, texts) so tests can check who served what.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+import time
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from ._script import Block, Script, Step, fill
+
+_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
+_PLAN_FILE = re.compile(r"(/[^\s\"'`<>()]*?/plans/[^\s\"'`<>()]+?\.md)")
+_PLAN_ACTIVE = re.compile(r"[Pp]lan mode is active|[Pp]lan mode (?:is )?(?:still )?in effect")
+_PLAN_EXITED = re.compile(r"exited plan mode|[Pp]lan mode is no longer active|[Yy]ou have exited")
+
+_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    out = []
+    for b in content or []:
+        if isinstance(b, dict):
+            if b.get("type") == "text":
+                out.append(b.get("text", ""))
+            elif b.get("type") == "tool_result":
+                out.append(_text_of(b.get("content")))
+    return "\n".join(out)
+
+
+class Request:
+    """What a step's ``when`` looks at, read from one API request body."""
+
+    def __init__(self, body: dict[str, Any]) -> None:
+        self.body = body
+        self.model = str(body.get("model", ""))
+        messages = body.get("messages") or []
+        self.ping = not body.get("tools") or body.get("max_tokens") == 1
+        last = next((m for m in reversed(messages) if m.get("role") == "user"), {})
+        content = last.get("content", "")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        texts = [b.get("text", "") for b in blocks if isinstance(b, dict) and b.get("type") == "text"]
+        results = [
+            _text_of(b.get("content"))
+            for b in blocks
+            if isinstance(b, dict) and b.get("type") == "tool_result"
+        ]
+        last_raw = "\n".join(texts + results)
+        self.user = _REMINDER.sub("", "\n".join(texts)).strip()
+        self.tool_result = "\n".join(results).strip()
+        self.context = "\n".join(_text_of(m.get("content")) for m in messages)
+        system = body.get("system")
+        system_text = _text_of(system) if not isinstance(system, str) else system
+        everything = system_text + "\n" + self.context
+        found = _PLAN_FILE.findall(everything)
+        self.plan_file = found[-1] if found else ""
+        self.mode = self._mode(messages, last_raw)
+
+    @staticmethod
+    def _mode(messages: list[dict[str, Any]], last_raw: str) -> str:
+        # The CLI reminds the model of plan mode in user messages; the latest word wins.
+        for m in reversed(messages):
+            if m.get("role") == "assistant":
+                continue
+            text = _text_of(m.get("content"))
+            active = [x.end() for x in _PLAN_ACTIVE.finditer(text)]
+            exited = [x.end() for x in _PLAN_EXITED.finditer(text)]
+            if active or exited:
+                return "plan" if max(active or [-1]) > max(exited or [-1]) else "default"
+            for b in m.get("content") if isinstance(m.get("content"), list) else []:
+                if isinstance(b, dict) and b.get("type") == "tool_result":
+                    t = _text_of(b.get("content"))
+                    if "approved your plan" in t:
+                        return "default"
+        return "default"
+
+    def matches(self, step: Step) -> bool:
+        w = step.when
+        checks = [
+            (w.user, self.user),
+            (w.tool_result, self.tool_result),
+            (w.context, self.context),
+            (w.model, self.model),
+        ]
+        for pattern, text in checks:
+            if pattern is not None and not re.search(pattern, text, re.S):
+                return False
+        return w.mode is None or w.mode == self.mode
+
+
+class ScriptState:
+    """Which steps are used up; picks the step for each request (thread-safe)."""
+
+    def __init__(self, script: Script, cwd: str) -> None:
+        self.script = script
+        self.cwd = cwd
+        self.used: set[int] = set()
+        self.failures: dict[int, int] = {}
+        self.lock = threading.Lock()
+        self.count = 0
+
+    def pick(self, req: Request) -> int | None:
+        with self.lock:
+            self.count += 1
+            for i, step in enumerate(self.script.steps):
+                if i in self.used or not req.matches(step):
+                    continue
+                if step.fail is not None:
+                    n = self.failures.get(i, 0) + 1
+                    self.failures[i] = n
+                    if n >= step.fail.times and not step.repeat:
+                        self.used.add(i)
+                elif not step.repeat:
+                    self.used.add(i)
+                return i
+            return None
+
+
+def _sse(event: str, data: dict[str, Any]) -> bytes:
+    return f"event: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
+
+
+_FILLER = (
+    "Streaming **Markdown** keeps arriving: a sentence, a `code span`, and a list item.\n\n"
+    "- one point\n- another point\n\n"
+)
+
+
+def _texts(block: Block, names: dict[str, str]) -> list[str]:
+    if block.text_size is not None:
+        reps = block.text_size // len(_FILLER) + 1
+        text = (_FILLER * reps)[: block.text_size]
+    else:
+        text = fill(block.text or "", names)
+    n = block.deltas or max(1, len(text) // 40)
+    size = max(1, -(-len(text) // n))
+    return [text[i : i + size] for i in range(0, len(text), size)] or [""]
+
+
+def events_for(step_blocks: list[Block], req: Request, names: dict[str, str],
+               stop_reason: str | None) -> list[bytes]:
+    """The SSE events of one reply."""
+    msg_id = "msg_" + uuid.uuid4().hex[:24]
+    in_tokens = max(1, len(json.dumps(req.body.get("messages", []))) // 4)
+    out_chars = 0
+    evs = [
+        _sse("message_start", {
+            "type": "message_start",
+            "message": {
+                "id": msg_id, "type": "message", "role": "assistant", "model": req.model,
+                "content": [], "stop_reason": None, "stop_sequence": None,
+                "usage": {"input_tokens": in_tokens, "output_tokens": 1,
+                          "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
+            },
+        })
+    ]
+    has_tool = False
+    for index, block in enumerate(step_blocks):
+        if block.tool is not None:
+            has_tool = True
+            tool_input = fill(block.input, names)
+            raw = json.dumps(tool_input)
+            out_chars += len(raw)
+            evs.append(_sse("content_block_start", {
+                "type": "content_block_start", "index": index,
+                "content_block": {"type": "tool_use", "id": "toolu_" + uuid.uuid4().hex[:22],
+                                  "name": block.tool, "input": {}},
+            }))
+            evs.append(_sse("content_block_delta", {
+                "type": "content_block_delta", "index": index,
+                "delta": {"type": "input_json_delta", "partial_json": raw},
+            }))
+        else:
+            evs.append(_sse("content_block_start", {
+                "type": "content_block_start", "index": index,
+                "content_block": {"type": "text", "text": ""},
+            }))
+            for piece in _texts(block, names):
+                out_chars += len(piece)
+                evs.append(_sse("content_block_delta", {
+                    "type": "content_block_delta", "index": index,
+                    "delta": {"type": "text_delta", "text": piece},
+                }))
+        evs.append(_sse("content_block_stop", {"type": "content_block_stop", "index": index}))
+    reason = stop_reason or ("tool_use" if has_tool else "end_turn")
+    evs.append(_sse("message_delta", {
+        "type": "message_delta", "delta": {"stop_reason": reason, "stop_sequence": None},
+        "usage": {"output_tokens": max(1, out_chars // 4)},
+    }))
+    evs.append(_sse("message_stop", {"type": "message_stop"}))
+    return evs
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: ScriptedServer
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet
+        pass
+
+    def _json(self, status: int, payload: dict[str, Any]) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        if status >= 500 or status == 429:
+            self.send_header("x-should-retry", "false")
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_HEAD(self) -> None:
+        self.send_response(200)
+        self.send_header("content-length", "0")
+        self.end_headers()
+
+    def do_GET(self) -> None:
+        self._json(200, {"ok": True})
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(length) if length else b"{}"
+        if not self.path.startswith("/v1/messages") or "count_tokens" in self.path:
+            if "count_tokens" in self.path:
+                self._json(200, {"input_tokens": max(1, len(raw) // 4)})
+            else:
+                self._json(404, {"type": "error", "error": {"type": "not_found_error",
+                                                            "message": self.path}})
+            return
+        try:
+            body = json.loads(raw)
+        except json.JSONDecodeError:
+            self._json(400, {"type": "error", "error": {"type": "invalid_request_error",
+                                                        "message": "bad JSON"}})
+            return
+        self.server.answer(self, Request(body))
+
+
+class ScriptedServer(ThreadingHTTPServer):
+    """The HTTP server; :meth:`answer` picks the step and writes the reply."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, script: Script, cwd: str, log_path: Path | None = None,
+                 port: int = 0) -> None:
+        super().__init__(("127.0.0.1", port), _Handler)
+        self.state = ScriptState(script, cwd)
+        self.log_path = log_path
+        self._log_lock = threading.Lock()
+        if log_path is not None:
+            log_path.parent.mkdir(parents=True, exist_ok=True)
+            log_path.write_text("")
+
+    @property
+    def port(self) -> int:
+        return self.server_address[1]
+
+    def _record(self, entry: dict[str, Any]) -> None:
+        if self.log_path is None:
+            return
+        line = json.dumps(entry) + "\n"
+        with self._log_lock, self.log_path.open("a", encoding="utf-8") as f:
+            f.write(line)
+
+    def answer(self, h: _Handler, req: Request) -> None:
+        dump = os.environ.get("PLAN_WIDGETS_SCRIPTED_DUMP")
+        if dump:  # debugging aid: keep every request body
+            Path(dump).mkdir(parents=True, exist_ok=True)
+            n = len(list(Path(dump).iterdir()))
+            (Path(dump) / f"{n:04d}.json").write_text(json.dumps(req.body, indent=1))
+        entry: dict[str, Any] = {
+            "t": time.time(), "model": req.model, "ping": req.ping, "mode": req.mode,
+            "user": req.user[-2000:], "tool_result": req.tool_result[-2000:],
+            "plan_file": req.plan_file,
+            "tools": [t.get("name") for t in req.body.get("tools") or []][:80],
+        }
+        if req.ping:
+            entry["step"] = None
+            self._record(entry)
+            self._write(h, events_for([Block(text="ok")], req, {}, "end_turn"))
+            return
+        i = self.state.pick(req)
+        entry["step"] = i
+        self._record(entry)
+        if i is None:
+            blocks = [Block(text=self.state.script.fallback)]
+            self._write(h, events_for(blocks, req, {}, "end_turn"))
+            return
+        step = self.state.script.steps[i]
+        if step.delay:
+            time.sleep(step.delay)
+        names = {"plan_file": req.plan_file, "cwd": self.state.cwd, "user": req.user,
+                 "tool_result": req.tool_result}
+        if step.fail is not None and step.fail.status is not None:
+            status = step.fail.status
+            h._json(status, {"type": "error", "error": {
+                "type": _ERROR_TYPES.get(status, "api_error"), "message": step.fail.message}})
+            return
+        evs = events_for(step.reply or [Block(text="(cut)")], req, names, step.stop_reason)
+        if step.fail is not None and step.fail.cut_after_events is not None:
+            self._write(h, evs[: step.fail.cut_after_events], cut=True, interval=step.interval)
+            return
+        self._write(h, evs, interval=step.interval)
+
+    @staticmethod
+    def _write(h: _Handler, events: list[bytes], cut: bool = False,
+               interval: float = 0.0) -> None:
+        h.send_response(200)
+        h.send_header("content-type", "text/event-stream")
+        h.send_header("cache-control", "no-cache")
+        h.send_header("request-id", "req_" + uuid.uuid4().hex[:20])
+        if not cut:
+            h.send_header("content-length", str(sum(len(e) for e in events)))
+        else:
+            h.send_header("connection", "close")
+        h.end_headers()
+        try:
+            if interval:
+                for e in events:
+                    h.wfile.write(e)
+                    h.wfile.flush()
+                    time.sleep(interval)
+            else:
+                h.wfile.write(b"".join(events))
+                h.wfile.flush()
+        except OSError:
+            return
+        if cut:
+            h.close_connection = True
+            try:
+                import socket
+
+                h.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
