@@ -53,8 +53,8 @@ def render_html(src: str) -> str:
     # Markdown parser, so keep them as character references; elsewhere they are only layout.
     body = re.sub(r"<pre>(.*?)</pre>", lambda m: "<pre>" + m.group(1).replace("\n", "&#10;")
                   + "</pre>", body, flags=re.S)
-    body = "\n".join(line for line in body.split("\n") if line.strip())
-    return f'<div class="pw-md">\n{body}\n</div>'
+    lines = [line for line in body.split("\n") if line.strip()]
+    return "\n".join(['<div class="pw-md">', *lines, "</div>"])
 
 
 def markdown_bundle(src: str) -> dict[str, str]:
@@ -62,36 +62,44 @@ def markdown_bundle(src: str) -> dict[str, str]:
     return {"text/markdown": render_html(src), "text/plain": src}
 
 
-_FENCE = re.compile(r"^(```|~~~)", re.M)
+_LINE_BREAK = re.compile(r"\r\n?|\n")  # what markdown-it counts as a line break
+_BLANK = re.compile(r"^[ \t]*$")
+# A partial last line that may yet become a list item or an indented line, either of which
+# could continue the block before the blank line (a list, an indented code block).
+_MAY_CONTINUE = re.compile(r"^(?:[ \t]|(?:[-*+]|\d+[.)]?)$|(?:[-*+]|\d+[.)])[ \t])")
 
 
 def stable_prefix(text: str) -> int:
     """How much of streamed ``text`` is complete blocks that later text cannot change.
 
-    A block is complete once a blank line follows it outside any open code fence. Tables,
-    lists and paragraphs that continue across the cut are never split, because a cut is only
-    made at a blank line that the next text does not continue (an indented or list line).
+    The cut is made where a top-level block starts after a blank line, with the blocks found
+    by the same parser that renders them, so a fenced code block (whatever its fence, inside a
+    list or not) is never split, and a list, an indented code block or a table that continues
+    across the cut never is either. A block whose first line is still arriving counts only if
+    that line cannot turn into a list item or an indented line. Only a link reference
+    definition arriving later can still change what came before (its links stay literal).
     """
-    cut = 0
-    in_fence = False
-    pos = 0
-    lines = text.split("\n")
-    for i, line in enumerate(lines[:-1]):  # the last line may be incomplete
-        pos += len(line) + 1
-        if _FENCE.match(line.lstrip()) and len(line) - len(line.lstrip()) < 4:
-            in_fence = not in_fence
+    if not text:
+        return 0
+    starts = [0] + [m.end() for m in _LINE_BREAK.finditer(text)]  # offset of each line
+    last = len(starts) - 1  # the last line may be incomplete
+
+    def line(i: int) -> str:
+        end = starts[i + 1] if i < last else len(text)
+        return _LINE_BREAK.sub("", text[starts[i]:end])
+
+    src = _LINE_BREAK.sub("\n", text).replace("\0", "\ufffd")  # markdown-it's normalization
+    md = _md()
+    tokens: list[Any] = []
+    md.block.parse(src, md, {}, tokens)
+    blocks = sorted({t.map[0] for t in tokens if t.level == 0 and t.map}, reverse=True)
+    for first in blocks:
+        if first == 0 or first > last or not _BLANK.match(line(first - 1)):
             continue
-        if in_fence or line.strip():
+        if first == last and _MAY_CONTINUE.match(line(first)):
             continue
-        nxt = lines[i + 1]
-        if i + 1 == len(lines) - 1 and not nxt:
-            continue  # nothing known yet about what follows
-        if nxt[:1] in (" ", "\t") or re.match(r"^\s*([-*+]|\d+[.)])\s", nxt or ""):
-            continue  # a list or indented block may continue across this blank line
-        if nxt == "":
-            continue
-        cut = pos
-    return cut
+        return starts[first]
+    return 0
 
 
 def summarize(value: Any, limit: int = 120) -> str:
@@ -104,4 +112,6 @@ def summarize(value: Any, limit: int = 120) -> str:
         except (TypeError, ValueError):
             text = str(value)
     text = " ".join(text.split())
-    return text if len(text) <= limit else text[: max(0, limit - 1)] + "…"
+    if len(text) <= limit:
+        return text
+    return text[: limit - 1] + "…" if limit > 0 else ""

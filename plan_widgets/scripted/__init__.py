@@ -27,7 +27,8 @@ SCRIPTED_KEY = "sk-ant-scripted-offline"
 class ScriptedModel:
     """A scripted model server in a child process (one per session)."""
 
-    def __init__(self, script: str | os.PathLike[str], log_path: str | os.PathLike[str] | None = None,
+    def __init__(self, script: str | os.PathLike[str],
+                 log_path: str | os.PathLike[str] | None = None,
                  cwd: str | None = None) -> None:
         self.script_path = str(Path(script).resolve())
         load_script(self.script_path)  # fail here, in one line, before any process starts
@@ -89,7 +90,11 @@ class ScriptedModel:
             err = self._proc.stderr.read().decode(errors="replace").strip()
             self.stop()
             raise ScriptError(err.splitlines()[-1] if err else "the scripted model exited")
-        self._read_port(line)
+        try:
+            self._read_port(line)
+        except ScriptError:
+            self.stop()
+            raise
         return self
 
     @classmethod
@@ -109,7 +114,11 @@ class ScriptedModel:
             err = (await m._proc.stderr.read()).decode(errors="replace").strip()
             await m.astop()
             raise ScriptError(err.splitlines()[-1] if err else "the scripted model exited")
-        m._read_port(line)
+        try:
+            m._read_port(line)
+        except ScriptError:
+            await m.astop()
+            raise
         return m
 
     def _read_port(self, line: bytes) -> None:
@@ -123,12 +132,7 @@ class ScriptedModel:
         if p is None:
             return
         self._proc = None
-        try:
-            p.stdin.close()
-            p.wait(5)
-        except Exception:
-            p.kill()
-            p.wait(5)
+        self._stop_popen(p)
 
     async def astop(self) -> None:
         p = self._proc
@@ -156,6 +160,11 @@ class ScriptedModel:
             p.wait(5)
         except Exception:
             p.kill()
+            p.wait(5)
+        finally:
+            for f in (p.stdout, p.stderr):
+                if f is not None:
+                    f.close()
 
     def __enter__(self) -> ScriptedModel:
         return self.start()

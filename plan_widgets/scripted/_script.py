@@ -35,7 +35,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 
 class ScriptError(ValueError):
@@ -60,6 +67,16 @@ class When(_Strict):
     model: str | None = None
     """The model the request names."""
 
+    @field_validator("user", "tool_result", "context", "model")
+    @classmethod
+    def _regex(cls, v: str | None) -> str | None:
+        if v is not None:
+            try:
+                re.compile(v)
+            except re.error as e:
+                raise ValueError(f"not a regular expression ({e})") from None
+        return v
+
 
 class Block(_Strict):
     """One reply block: ``text`` (optionally generated or split) or a ``tool`` call."""
@@ -77,6 +94,8 @@ class Block(_Strict):
         kinds = sum(x is not None for x in (self.text, self.text_size, self.tool))
         if kinds != 1:
             raise ValueError("a block has exactly one of text, text_size or tool")
+        if self.text_size is not None and self.deltas is not None and self.deltas > self.text_size:
+            raise ValueError("deltas cannot exceed text_size")
         return self
 
 
@@ -136,7 +155,12 @@ def load_script(source: str | Path | dict[str, Any]) -> Script:
         try:
             data = json.loads(raw) if path.suffix == ".json" else yaml.safe_load(raw)
         except (yaml.YAMLError, json.JSONDecodeError) as e:
-            first = str(e).splitlines()[0] if str(e) else type(e).__name__
+            mark = getattr(e, "problem_mark", None)
+            problem = getattr(e, "problem", None)
+            if mark is not None and problem:
+                first = f"line {mark.line + 1}: {problem}"
+            else:
+                first = str(e).splitlines()[0] if str(e) else type(e).__name__
             raise ScriptError(f"{where}: not valid YAML/JSON ({first})") from None
     if isinstance(data, list):
         data = {"steps": data}
@@ -145,7 +169,8 @@ def load_script(source: str | Path | dict[str, Any]) -> Script:
     except ValidationError as e:
         err = e.errors()[0]
         loc = ".".join(str(x) for x in err["loc"])
-        raise ScriptError(f"{where}: {loc}: {err['msg']}") from None
+        msg = " ".join(str(err["msg"]).split())
+        raise ScriptError(f"{where}: {loc}: {msg}" if loc else f"{where}: {msg}") from None
 
 
 _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{(plan_file|cwd|user|tool_result)\}")

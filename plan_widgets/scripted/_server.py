@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 import threading
 import time
 import uuid
@@ -60,7 +61,11 @@ class Request:
         last = next((m for m in reversed(messages) if m.get("role") == "user"), {})
         content = last.get("content", "")
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
-        texts = [b.get("text", "") for b in blocks if isinstance(b, dict) and b.get("type") == "text"]
+        texts = [
+            b.get("text", "")
+            for b in blocks
+            if isinstance(b, dict) and b.get("type") == "text"
+        ]
         results = [
             _text_of(b.get("content"))
             for b in blocks
@@ -153,9 +158,16 @@ def _texts(block: Block, names: dict[str, str]) -> list[str]:
         text = (_FILLER * reps)[: block.text_size]
     else:
         text = fill(block.text or "", names)
-    n = block.deltas or max(1, len(text) // 40)
-    size = max(1, -(-len(text) // n))
-    return [text[i : i + size] for i in range(0, len(text), size)] or [""]
+    n = block.deltas or len(text) // 40
+    n = max(1, min(n, len(text)))
+    # Exactly n pieces, sizes differing by at most one.
+    size, extra = divmod(len(text), n)
+    out, pos = [], 0
+    for i in range(n):
+        step = size + (1 if i < extra else 0)
+        out.append(text[pos : pos + step])
+        pos += step
+    return out
 
 
 def events_for(step_blocks: list[Block], req: Request, names: dict[str, str],
@@ -249,11 +261,14 @@ class _Handler(BaseHTTPRequestHandler):
             return
         try:
             body = json.loads(raw)
-        except json.JSONDecodeError:
+            if not isinstance(body, dict):
+                raise ValueError("the body is not a JSON object")
+            req = Request(body)
+        except (ValueError, TypeError, AttributeError) as e:
             self._json(400, {"type": "error", "error": {"type": "invalid_request_error",
-                                                        "message": "bad JSON"}})
+                                                        "message": f"bad request: {e}"}})
             return
-        self.server.answer(self, Request(body))
+        self.server.answer(self, req)
 
 
 class ScriptedServer(ThreadingHTTPServer):
@@ -275,6 +290,14 @@ class ScriptedServer(ThreadingHTTPServer):
     @property
     def port(self) -> int:
         return self.server_address[1]
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that hangs up is routine; anything else gets one line, not a traceback
+        # (nobody drains the parent's stderr pipe, so tracebacks could fill it and block).
+        err = sys.exc_info()[1]
+        if isinstance(err, (ConnectionError, TimeoutError)):
+            return
+        print(f"scripted model: {type(err).__name__}: {err}", file=sys.stderr, flush=True)
 
     def _record(self, entry: dict[str, Any]) -> None:
         if self.log_path is None:

@@ -1,0 +1,517 @@
+"""The one path from untrusted model text to HTML: nothing executable may come out of it."""
+
+from __future__ import annotations
+
+import html
+import re
+from html.parser import HTMLParser
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from markdown_it import MarkdownIt
+
+from plan_widgets._render import escape, markdown_bundle, render_html, stable_prefix, summarize
+
+# -- the checker ----------------------------------------------------------------------------
+
+BAD_TAGS = {"script", "iframe", "frame", "frameset", "style", "object", "embed", "applet",
+            "form", "meta", "link", "svg", "math", "base", "template", "noscript"}
+URL_ATTRS = {"href", "src", "action", "formaction", "xlink:href", "background", "poster",
+             "data", "srcset", "lowsrc", "dynsrc", "cite", "longdesc", "ping", "manifest"}
+SAFE_SCHEMES = {"http", "https", "mailto"}
+_SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.\-]*):")
+
+
+def url_scheme(value: str) -> str | None:
+    """The scheme a browser would see in an attribute value (None: relative)."""
+    cleaned = html.unescape(value)
+    # Browsers drop leading C0 controls and spaces, and tab/newline anywhere in a URL.
+    cleaned = re.sub(r"[\x00-\x20\x7f]+", "", cleaned)
+    m = _SCHEME.match(cleaned)
+    return m.group(1).lower() if m else None
+
+
+class _Checker(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.problems: list[str] = []
+        self.tags: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        if tag in BAD_TAGS:
+            self.problems.append(f"<{tag}>")
+        for name, value in attrs:
+            if name.startswith("on"):
+                self.problems.append(f"<{tag} {name}=...>")
+            if name in URL_ATTRS and value is not None:
+                scheme = url_scheme(value)
+                if scheme is not None and scheme not in SAFE_SCHEMES:
+                    self.problems.append(f"<{tag} {name}={value!r}>")
+            if name == "style":
+                self.problems.append(f"<{tag} style=...>")
+            if name == "http-equiv":
+                self.problems.append(f"<{tag} http-equiv>")
+
+
+def problems(out: str) -> list[str]:
+    c = _Checker()
+    c.feed(out)
+    c.close()
+    return c.problems
+
+
+def tags(out: str) -> list[str]:
+    c = _Checker()
+    c.feed(out)
+    c.close()
+    return c.tags
+
+
+_SECOND = MarkdownIt("commonmark", {"html": True})
+
+
+def second_parse(out: str) -> str:
+    """What the frontend's Markdown renderer (raw HTML passed through) makes of the output."""
+    return _SECOND.render(out)
+
+
+def assert_inert(out: str) -> None:
+    assert problems(out) == [], out
+    again = second_parse(out)
+    assert problems(again) == [], again
+    # The output is one HTML block with no blank line, so the frontend passes it unchanged.
+    assert again.rstrip("\n") == out, (out, again)
+
+
+def body(out: str) -> str:
+    """The rendered blocks without the wrapper."""
+    assert out.startswith('<div class="pw-md">\n') and out.endswith("\n</div>")
+    return out[len('<div class="pw-md">\n'):-len("\n</div>")].strip("\n")
+
+
+# -- the checker itself must catch what it is meant to catch --------------------------------
+
+
+@pytest.mark.parametrize("bad", [
+    "<script>alert(1)</script>",
+    "<img src=x onerror=alert(1)>",
+    "<svg onload=alert(1)>",
+    '<a href="java&#115;cript:alert(1)">x</a>',
+    '<a href=" JaVaScRiPt:alert(1)">x</a>',
+    '<a href="java\tscript:alert(1)">x</a>',
+    '<img src="data:text/html,x">',
+    '<meta http-equiv="refresh" content="0;url=http://x">',
+    "<iframe src=x></iframe>",
+    "<base href=http://x>",
+    "<div>\n\n<script>alert(1)</script>\n</div>",
+])
+def test_checker_catches_the_attacks(bad: str) -> None:
+    with pytest.raises(AssertionError):
+        assert_inert(bad)
+
+
+# -- hostile inputs -------------------------------------------------------------------------
+
+HOSTILE = [
+    "<script>alert(1)</script>",
+    "<SCRIPT SRC=http://x/x.js></SCRIPT>",
+    "<scr<script>ipt>alert(1)</script>",
+    "<img src=x onerror=alert(1)>",
+    '<img src="x" onerror="alert(1)"/>',
+    "<svg onload=alert(1)>",
+    "<svg><script>alert(1)</script></svg>",
+    "<body onload=alert(1)>",
+    "<div onmouseover='alert(1)'>hover</div>",
+    "<iframe src=javascript:alert(1)></iframe>",
+    "<iframe srcdoc='<script>alert(1)</script>'>",
+    "<style>body{background:url(javascript:alert(1))}</style>",
+    "<object data=javascript:alert(1)></object>",
+    "<embed src=javascript:alert(1)>",
+    "<form action=javascript:alert(1)><button>go</button></form>",
+    '<meta http-equiv="refresh" content="0;url=javascript:alert(1)">',
+    '<link rel=stylesheet href="javascript:alert(1)">',
+    "<base href=javascript:alert(1)//>",
+    '<a href="javascript:alert(1)">x</a>',
+    "<a href=http://example.com onclick=alert(1)>x</a>",
+    "<math><mtext><table><mglyph><style><img src=x onerror=alert(1)>",
+    "<!--><img src=x onerror=alert(1)>-->",
+    "<![CDATA[<script>alert(1)</script>]]>",
+    "[x](javascript:alert(1))",
+    "[x](JaVaScRiPt:alert(1))",
+    "[x](java&#115;cript:alert(1))",
+    "[x](java&#x73;cript:alert(1))",
+    "[x](javascript&colon;alert(1))",
+    "[x](&#106;avascript:alert(1))",
+    "[x]( javascript:alert(1))",
+    "[x](<javascript:alert(1)>)",
+    "[x](\x01javascript:alert(1))",
+    "[x](\tjavascript:alert(1))",
+    "[x](data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==)",
+    "[x](vbscript:msgbox(1))",
+    "[x](VBScript:msgbox(1))",
+    "[x](file:///etc/passwd)",
+    '[x](http://example.com "title\\" onmouseover=alert(1) x=\\"")',
+    "![x](javascript:alert(1))",
+    "![x](data:image/svg+xml,<svg onload=alert(1)>)",
+    "![x](data:text/html,<script>alert(1)</script>)",
+    '![x" onerror="alert(1)](http://example.com/x.png)',
+    "<javascript:alert(1)>",
+    "<JAVASCRIPT:alert(1)>",
+    "<data:text/html,<script>alert(1)</script>>",
+    "<vbscript:msgbox(1)>",
+    '<http://example.com/"onmouseover="alert(1)>',
+    "[a][r]\n\n[r]: javascript:alert(1)",
+    "[a][r]\n\n[r]: <data:text/html,x>",
+    "[a]\n\n[a]: vbscript:msgbox(1)",
+    "```js onload=alert(1)\n<script>alert(1)</script>\n```",
+    '```"><script>alert(1)</script>\ncode\n```',
+    "```\n</pre><script>alert(1)</script>\n\n<img src=x onerror=alert(1)>\n```",
+    "    <script>alert(1)</script>\n\n    <img src=x onerror=alert(1)>",
+    "`<script>alert(1)</script>`",
+    "| a | b |\n|---|---|\n| <script>alert(1)</script> | [x](javascript:alert(1)) |",
+    "- <img src=x onerror=alert(1)>\n- [x](javascript:alert(1))",
+    "> <iframe src=javascript:alert(1)>",
+    "# <svg onload=alert(1)>",
+    "<div>\n\n<script>alert(1)</script>\n\n</div>",
+    "<pre>\n\n<script>alert(1)</script>\n</pre>",
+    "&lt;script&gt;alert(1)&lt;/script&gt;",
+    "&#60;script&#62;alert(1)&#60;/script&#62;",
+]
+
+
+@pytest.mark.parametrize("src", HOSTILE)
+def test_hostile_input_renders_inert(src: str) -> None:
+    out = render_html(src)
+    assert_inert(out)
+    assert "<script" not in out.lower()
+
+
+@pytest.mark.parametrize("src", [
+    "[x](javascript:alert(1))", "[x](java&#115;cript:alert(1))", "[x](data:text/html,x)",
+    "[x](vbscript:msgbox(1))", "<javascript:alert(1)>", "[a][r]\n\n[r]: javascript:alert(1)",
+])
+def test_unsafe_links_are_not_links(src: str) -> None:
+    assert "<a" not in render_html(src)
+
+
+@pytest.mark.parametrize("src", ["![x](javascript:alert(1))", "![x](data:image/png;base64,AA)"])
+def test_unsafe_images_have_no_source(src: str) -> None:
+    out = render_html(src)
+    assert "<img" not in out
+
+
+def test_raw_html_is_shown_as_text() -> None:
+    out = render_html('<a href="https://example.com">x</a> and <b>bold</b>')
+    assert "<a " not in out and "<b>" not in out
+    assert "&lt;a href=&quot;https://example.com&quot;&gt;x&lt;/a&gt;" in out
+    assert "&lt;b&gt;bold&lt;/b&gt;" in out
+
+
+def test_render_of_nothing() -> None:
+    assert render_html("") == '<div class="pw-md">\n</div>'  # no blank line even here
+    assert_inert(render_html(""))
+    assert render_html(None) == render_html("")  # type: ignore[arg-type]
+
+
+# -- streamed HTML: every prefix, and the pieces the streaming widget renders ---------------
+
+STREAMS = [
+    "<scr" + "ipt>alert(1)</scr" + "ipt>",
+    "Intro\n\n<img src=x one" + "rror=alert(1)>\n\n[x](java" + "script:alert(1))\n",
+    "```\n<script>\n\n</script>\n```\n\n<svg onl" + "oad=alert(1)>",
+    "para\n\n<iframe\n\nsrc=javascript:alert(1)>\n\n<a href='java&#115;cript:x'>y</a>",
+    "- a\n\n- <body onload=alert(1)>\n\n1. [x](vbscript:x)\n\n> <meta http-equiv=refresh>",
+]
+
+
+def _stream(text: str) -> list[str]:
+    """Every piece the streaming widget renders as ``text`` arrives char by char."""
+    rendered = []
+    frozen = 0
+    acc = ""
+    for ch in text:
+        acc += ch
+        rendered.append(acc)  # the accumulated text, rendered whole
+        pending = acc[frozen:]
+        cut = stable_prefix(pending)
+        rendered += [pending[:cut], pending[cut:]]
+        frozen += cut
+    return rendered
+
+
+@pytest.mark.parametrize("text", STREAMS)
+def test_streamed_html_renders_inert_at_every_step(text: str) -> None:
+    for piece in _stream(text):
+        out = render_html(piece)
+        assert_inert(out)
+        assert "<script" not in out.lower()
+
+
+def test_streamed_pieces_at_every_cut() -> None:
+    text = "<scr\n\nipt>alert(1)</scr\n\nipt>\n\n<img src=x\n\nonerror=alert(1)>"
+    for cut in range(len(text) + 1):
+        assert_inert(render_html(text[:cut]))
+        assert_inert(render_html(text[cut:]))
+
+
+# -- what must survive ----------------------------------------------------------------------
+
+
+def test_heading() -> None:
+    assert "<h1>Title</h1>" in render_html("# Title")
+    assert "<h2>Sub</h2>" in render_html("## Sub")
+
+
+def test_lists() -> None:
+    out = render_html("- one\n- two\n\n1. first\n2. second")
+    assert tags(out) == ["div", "ul", "li", "li", "ol", "li", "li"]
+    assert "<li>one</li>" in out and "<li>second</li>" in out
+
+
+def test_fenced_code_keeps_blank_lines_as_references() -> None:
+    src = "```python\ndef f():\n\n    return '<b>'\n```"
+    out = render_html(src)
+    m = re.search(r"<pre><code class=\"language-python\">(.*?)</code></pre>", out)
+    assert m is not None, out
+    assert "\n" not in m.group(1)  # a raw blank line would end the frontend's HTML block
+    assert html.unescape(m.group(1)) == "def f():\n\n    return '<b>'\n"
+    assert "\n\n" not in out
+    assert_inert(out)
+
+
+def test_no_blank_lines_anywhere() -> None:
+    src = "# T\n\n\n\npara\n\n    indented\n\n\n    code\n\n> quote\n>\n> more\n\n- a\n\n- b\n"
+    out = render_html(src)
+    assert all(line.strip() for line in out.split("\n")), out
+    assert "indented&#10;&#10;&#10;code" in out
+
+
+def test_table() -> None:
+    out = render_html("| a | b |\n|---|:-:|\n| 1 | *2* |")
+    for tag in ("table", "thead", "tbody", "tr", "th", "td", "em"):
+        assert tag in tags(out)
+    assert "<th>a</th>" in out
+
+
+def test_emphasis_code_strikethrough() -> None:
+    out = render_html("*em* **strong** `x < y` ~~gone~~")
+    assert "<em>em</em>" in out and "<strong>strong</strong>" in out
+    assert "<code>x &lt; y</code>" in out
+    assert "<s>gone</s>" in out
+
+
+@pytest.mark.parametrize("src, href", [
+    ("[x](https://example.com/a?b=1&c=2)", "https://example.com/a?b=1&amp;c=2"),
+    ("[x](http://example.com)", "http://example.com"),
+    ("[x](mailto:a@example.com)", "mailto:a@example.com"),
+    ("[x](docs/readme.md)", "docs/readme.md"),
+    ("[x](#section)", "#section"),
+    ("<https://example.com>", "https://example.com"),
+    ("[x][r]\n\n[r]: https://example.com/r", "https://example.com/r"),
+])
+def test_safe_links_survive(src: str, href: str) -> None:
+    out = render_html(src)
+    assert f'<a href="{href}">' in out
+    assert_inert(out)
+
+
+def test_safe_image_survives() -> None:
+    out = render_html("![alt](https://example.com/x.png)")
+    assert '<img src="https://example.com/x.png" alt="alt"' in out
+
+
+# -- property: arbitrary mixes of hostile fragments and text --------------------------------
+
+FRAGMENTS = [
+    "<script>", "</script>", "<scr", "ipt>", "alert(1)", "<img src=x onerror=alert(1)>",
+    "<svg onload=alert(1)>", "<body onload=alert(1)>", "<iframe src=", "<style>", "<object",
+    "<embed", "<form", "<meta http-equiv=refresh>", "<a href=", "<base href=", "<link ",
+    "javascript:", "JaVaScRiPt:", "java&#115;cript:", "&#106;avascript:", "data:text/html,",
+    "vbscript:", "onerror=", "onload=", "[x](", "![x](", "](", ")", "[", "]", "<", ">", "/>",
+    '"', "'", "`", "```", "~~~", "```js onload=x", "    ", "\t", "\n", "\n\n", "\r", "\x00",
+    "- ", "1. ", "# ", "> ", "| a | b |", "|---|---|", "[r]: ", "&", "&#10;", "&lt;", "&#60;",
+    "<!--", "-->", "<![CDATA[", "</pre>", "<pre>", "</div>", "<div>", "*", "_", "\\", "<http://",
+    "<javascript:alert(1)>", "\u2028", "\x0c", "\xa0", "=", " ",
+]
+
+hostile_text = st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=8)),
+                        max_size=30).map("".join)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(hostile_text)
+def test_property_hostile_mixes_render_inert(src: str) -> None:
+    out = render_html(src)
+    assert_inert(out)
+    cut = stable_prefix(src)
+    assert_inert(render_html(src[:cut]))
+    assert_inert(render_html(src[cut:]))
+
+
+# -- markdown_bundle, escape, summarize -----------------------------------------------------
+
+
+def test_markdown_bundle() -> None:
+    src = "# Plan\n\n<script>alert(1)</script>"
+    b = markdown_bundle(src)
+    assert set(b) == {"text/markdown", "text/plain"}
+    assert b["text/plain"] == src
+    assert b["text/markdown"] == render_html(src)
+    assert "<h1>Plan</h1>" in b["text/markdown"]
+    assert_inert(b["text/markdown"])
+
+
+def test_escape() -> None:
+    assert escape("<a href=\"x\" title='y'>&</a>") == (
+        "&lt;a href=&quot;x&quot; title=&#x27;y&#x27;&gt;&amp;&lt;/a&gt;")
+    assert escape(42) == "42"
+    assert escape(None) == "None"
+    # Safe in a quoted attribute: nothing breaks out.
+    attr = f'<span title="{escape(chr(34) + " onmouseover=alert(1) x=" + chr(39))}">'
+    assert problems(attr) == []
+
+
+def test_summarize_is_one_line() -> None:
+    assert summarize("a\nb\r\n\tc   d\u2028e") == "a b c d e"
+    assert summarize("  padded  ") == "padded"
+
+
+def test_summarize_limit_and_ellipsis() -> None:
+    assert summarize("x" * 10, 10) == "x" * 10
+    s = summarize("x" * 11, 10)
+    assert s == "x" * 9 + "…" and len(s) == 10
+    assert len(summarize("word " * 100)) == 120
+    assert summarize("abc", 1) == "…"
+    assert summarize("abc", 0) == ""  # never longer than the limit
+
+
+def test_summarize_non_strings() -> None:
+    assert summarize({"a": 1, "b": [1, 2]}) == '{"a": 1, "b": [1, 2]}'
+    assert summarize(["é"]) == '["é"]'
+    assert summarize(None) == "null"
+    assert summarize(3.5) == "3.5"
+    assert summarize({"p": __import__("pathlib").Path("/x")}) == '{"p": "/x"}'
+    assert summarize({(1, 2): "tuple key"}) == "{(1, 2): 'tuple key'}"
+    loop: list[object] = []
+    loop.append(loop)
+    assert summarize(loop) == "[[...]]"
+    assert "\n" not in summarize({"text": "a\nb"})
+
+
+# -- stable_prefix --------------------------------------------------------------------------
+
+
+def test_stable_prefix_basics() -> None:
+    assert stable_prefix("") == 0
+    assert stable_prefix("one line, still arriving") == 0
+    assert stable_prefix("para one\ncontinues") == 0
+    assert stable_prefix("para one\n\n") == 0  # what follows may still continue it
+    assert stable_prefix("para one\n\npara two") == len("para one\n\n")
+    assert stable_prefix("a\n\nb\n\nc\n") == len("a\n\nb\n\n")
+    assert stable_prefix("a\r\n\r\nb") == len("a\r\n\r\n")
+
+
+@pytest.mark.parametrize("text", [
+    "```\ncode\n\nmore",
+    "```\ncode\n\nmore\n",
+    "```\ncode\n\n\n\nmore\n\nstill code\n",
+    "~~~\n```\n\nstill code\n",
+    "```\n~~~\n\nstill code\n",
+    "```\n```python\n\nstill code\n",
+    "````\n```\n\nstill code\n",
+    "intro\n\n```\nx\n\ny\n",
+    "- item\n\n  ```\n  x\n\n  y\n",
+    "- ```\n  x\n\n  y\n  ```\n\npara\n\n```\ncode\n\nmore code\n",
+    "\t```\n\n```\ncode\n\nmore code\n",
+])
+def test_stable_prefix_never_cuts_inside_a_fence(text: str) -> None:
+    cut = stable_prefix(text)
+    head = render_html(text[:cut])
+    rest = render_html(text[cut:])
+    whole = render_html(text)
+    # The code block is in one piece: everything after the cut renders as in the whole.
+    assert body(rest) in body(whole)
+    if cut:
+        assert body(whole) == body(head) + "\n" + body(rest)
+    code = re.findall(r"<pre>.*?</pre>", whole)[-1]
+    assert code in rest
+
+
+@pytest.mark.parametrize("text", [
+    "- a\n\n- b",
+    "- a\n\n-",
+    "- a\n\n-\n",
+    "- a\n\n  continued",
+    "- a\n\n ",
+    "1. a\n\n2. b",
+    "1. a\n\n1",
+    "1. a\n\n1)",
+    "    code\n\n    more code",
+    "    code\n\n  ",
+    "* a\n\n*",
+])
+def test_stable_prefix_never_cuts_a_list_or_indented_block(text: str) -> None:
+    assert stable_prefix(text) == 0
+
+
+def test_stable_prefix_cuts_after_a_list_ends() -> None:
+    text = "- a\n- b\n\nAfter the list."
+    assert stable_prefix(text) == len("- a\n- b\n\n")
+
+
+def _streamed_bodies(doc: str, step: int = 1) -> str:
+    """Stream ``doc`` as the widget does; the concatenated bodies of what it shows at the end."""
+    pieces = []
+    frozen = 0
+    for end in list(range(step, len(doc), step)) + [len(doc)]:
+        pending = doc[frozen:end]
+        cut = stable_prefix(pending)
+        if cut:
+            pieces.append(pending[:cut])
+            frozen += cut
+    pieces.append(doc[frozen:])
+    return "\n".join(b for b in (body(render_html(p)) for p in pieces) if b)
+
+
+DOCS = [
+    "First paragraph.\n\nSecond paragraph\nwith two lines.\n\n# Heading\n\nThird.",
+    "Intro\n\n- a\n- b\n\n- c, loose now\n\nAfter.\n\n1. one\n\n10. ten\n\nEnd.",
+    "Code:\n\n```python\ndef f():\n\n    return 1\n```\n\n~~~\n```\n\n~~~\n\nDone.",
+    "````md\n```\ninner\n\n```\n````\n\nafter",
+    "| a | b |\n|---|---|\n| 1 | 2 |\n\npara\n\n    indented\n\n    code\n\nend",
+    "> quote\n>\n> more\n\n> another\n\n- x\n\n  continued\n\n  ```\n  c\n\n  d\n  ```\n\nz",
+    "- a\n\n-\n  b\n\npara\n\n*emph* start\n\n* star item\n\n***\n\nfin",
+    "a\r\n\r\nb\r\n\r\n```\r\nx\r\n\r\ny\r\n```\r\n\r\nc",
+]
+
+
+@pytest.mark.parametrize("doc", DOCS)
+@pytest.mark.parametrize("step", [1, 3, 7])
+def test_streamed_pieces_render_as_the_whole(doc: str, step: int) -> None:
+    assert _streamed_bodies(doc, step) == body(render_html(doc))
+
+
+def test_streaming_does_cut() -> None:
+    # Not vacuous: a document of paragraphs is frozen piece by piece.
+    doc = "one\n\ntwo\n\nthree\n\nfour"
+    frozen, pieces = 0, []
+    for end in range(1, len(doc) + 1):
+        cut = stable_prefix(doc[frozen:end])
+        if cut:
+            pieces.append(doc[frozen:frozen + cut])
+            frozen += cut
+    assert pieces == ["one\n\n", "two\n\n", "three\n\n"]
+
+
+LINES = ["para text", "more *text*", "", "", "- item", "* star", "1. one", "2) two", "  indented",
+         "    code", "```", "```py", "~~~", "````", "| a | b |", "|---|---|", "# head",
+         "> quote", ">", "***", "---", "===", "\t\ttabbed", "- ```", "  ```"]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(LINES), max_size=14).map("\n".join),
+       st.integers(min_value=1, max_value=9))
+def test_property_streamed_pieces_render_as_the_whole(doc: str, step: int) -> None:
+    assert _streamed_bodies(doc, step) == body(render_html(doc))
