@@ -8,6 +8,7 @@ restarted kernel that re-reads the log shows exactly what happened.
 from __future__ import annotations
 
 import gc
+import math
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -397,8 +398,8 @@ class _Builder:
     def ask(self, e: Any, decision: Decision) -> None:
         decs = self.decs()
         old = decs.get(decision.id)
-        if old is not None and not old.pending:
-            return  # a decision is asked and resolved once
+        if old is not None and (not old.pending or old.kind != decision.kind):
+            return  # a decision is asked and resolved once; an id names one decision
         decs[decision.id] = decision
         if old is None:
             self.pend().append(decision.id)
@@ -408,8 +409,8 @@ class _Builder:
         old = decs.get(e.decision_id)
         if old is None:  # asked before the log began: still record the outcome
             old = Decision(id=e.decision_id, kind=kind)
-        elif not old.pending:
-            return  # resolved once; later endings change nothing
+        elif not old.pending or old.kind != kind:
+            return  # resolved once, later endings change nothing; nor do another kind's
         else:
             self.pend().remove(e.decision_id)
         new = old._replace(status=e.outcome, ts_decided=e.ts, by=e.by, **changes)
@@ -447,7 +448,9 @@ def _turn_ended(b: _Builder, e: TurnEnded) -> None:
     b.working = False
     b.input_tokens += e.input_tokens
     b.output_tokens += e.output_tokens
-    if e.cost_usd is not None:
+    # a NaN or infinite cost would poison every later total (and is written as null, so the
+    # re-read log would disagree with the live state): ignore it, as the log reader will
+    if e.cost_usd is not None and math.isfinite(e.cost_usd) and e.cost_usd >= 0:
         if e.cost_usd < b.cost_run:  # the counter restarted (a new CLI process)
             b.cost_base += b.cost_run
         b.cost_run = e.cost_usd
@@ -470,6 +473,9 @@ def _plan_mode(b: _Builder, e: PlanMode) -> None:
 
 
 def _plan_proposed(b: _Builder, e: PlanProposed) -> None:
+    known = b._decisions.get(e.decision_id)
+    if known is not None and (not known.pending or known.kind != "plan"):
+        return  # a repeat of a plan already decided (or a clashing id): supersedes nothing
     prev = b.latest_plan
     if prev is not None and prev != e.decision_id:
         decs = b.decs()

@@ -57,8 +57,18 @@ _SECRET_VALUE = re.compile(
     r"|\bAKIA[0-9A-Z]{16}\b"
 )
 _SECRET_ASSIGN = re.compile(
-    r"\b([A-Z][A-Z0-9_]*(?:API_KEY|APIKEY|TOKEN|SECRET|PASSWORD|PASSWD)[A-Z0-9_]*)="
+    # NAME=value, NAME = "value", NAME: value, "NAME": "value" (the bare API_KEY / TOKEN too)
+    # (a name ending in TOKENS, such as MAX_TOKENS, counts tokens: it is no secret)
+    r"\b([A-Z0-9_]*(?:API_?KEYS?|TOKEN|SECRETS?|PASSWORDS?|PASSWD)(?:_[A-Z0-9_]*)?)\b"
+    r"([\"']?[ \t]*[=:][ \t]*)"
     r"(\"[^\"]*\"|'[^']*'|[^\s\"']+)"
+)
+_SECRET_HEADER = re.compile(
+    # Authorization: Bearer <anything>, x-api-key: <key> (a scheme, or a longish credential,
+    # so that code such as {"Authorization": f"Bearer {token}"} is left alone)
+    r"(?i:\b((?:proxy-)?authorization|x-api-key)([\"']?[ \t]*[:=][ \t]*[\"']?))"
+    r"(?:((?i:bearer|basic|token|digest)[ \t]+)(?![{$<])([^\s\"'<>,;]+)"
+    r"|(?![{$<])([^\s\"'<>,;]{8,}))"
 )
 _SECRET_KEY = re.compile(
     r"api[_\-]?key|authorization|password|passwd|secret|credential|cookie"
@@ -68,7 +78,7 @@ _SECRET_KEY = re.compile(
 )
 # cheap screen over the serialized line: only lines that match get the full walk
 _SUSPECT = re.compile(
-    _SECRET_VALUE.pattern + "|" + _SECRET_ASSIGN.pattern
+    _SECRET_VALUE.pattern + "|" + _SECRET_ASSIGN.pattern + "|" + _SECRET_HEADER.pattern
     + r"|(?i:api[_\-]?key|authoriz|passw|secret|credential|cookie|private|access|token)"
 )
 
@@ -80,8 +90,17 @@ def sensitive_key(key: str) -> bool:
 
 def redact_text(text: str) -> str:
     """``text`` with anything that looks like an API key or token replaced by [redacted]."""
+    text = _SECRET_HEADER.sub(
+        lambda m: m.group(1) + m.group(2) + (m.group(3) or "") + REDACTED, text
+    )
     text = _SECRET_VALUE.sub(REDACTED, text)
-    return _SECRET_ASSIGN.sub(lambda m: f"{m.group(1)}={REDACTED}", text)
+    return _SECRET_ASSIGN.sub(_assigned, text)
+
+
+def _assigned(m: re.Match[str]) -> str:
+    value = m.group(3)
+    quote = value[0] if value[0] in "\"'" else ""
+    return m.group(1) + m.group(2) + quote + REDACTED + quote
 
 
 def redact(value: Any) -> Any:
@@ -130,11 +149,15 @@ def read_events(path: str | os.PathLike[str]) -> list[Event]:
     """
     data = Path(path).read_bytes()
     body, _, torn = data.rpartition(b"\n")  # torn is b"" when the file ends with a newline
-    events: list[Event]
+    events: list[Event] | None
     try:  # fast path: the whole file in one validation
         with gc_paused():
             events = EVENTS_ADAPTER.validate_json(b"[" + body.replace(b"\n", b",") + b"]")
     except ValueError:  # blank, unknown or bad lines: go line by line
+        events = None
+    # joined with commas, two halves of a broken line can read as one event (or one line as
+    # two): only one event per line is a clean log
+    if events is None or len(events) != (body.count(b"\n") + 1 if body else 0):
         with gc_paused():
             return _read_lines(path, data)
     if torn.strip():
@@ -183,6 +206,23 @@ def _short(error: Exception) -> str:
     return str(error).replace("\n", " ")[:200]
 
 
+def _complete_line(line: bytes) -> bool:
+    """Whether an unterminated last line is a whole event (the reader keeps it) or a whole
+    event of a newer version (the reader skips it), rather than a torn write."""
+    try:
+        EVENT_ADAPTER.validate_json(line)
+        return True
+    except ValueError:
+        pass
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return False
+    return isinstance(obj, dict) and isinstance(obj.get("type"), str) and (
+        obj["type"] not in EVENT_TYPES
+    )
+
+
 def _last_seq(path: Path) -> int:
     """The seq of the last complete line of an existing log (0 if none)."""
     try:
@@ -196,7 +236,9 @@ def _last_seq(path: Path) -> int:
             fh.seek(start)
             tail = fh.read(size - start)
             lines = tail.split(b"\n")
-            lines.pop()  # torn or empty
+            last = lines.pop()  # torn, empty, or a whole line that lost its newline
+            if last.strip() and (start == 0 or lines) and _complete_line(last):
+                lines.append(last)
             if start > 0:
                 lines = lines[1:]  # possibly cut at the front
             for line in reversed(lines):
@@ -212,7 +254,8 @@ def _last_seq(path: Path) -> int:
 
 
 def _cut_torn_tail(path: Path) -> None:
-    """Drop a partial last line so the next append starts on a line of its own."""
+    """Drop a partial last line so the next append starts on a line of its own (a whole
+    event that only lacks its newline gets one instead)."""
     try:
         size = path.stat().st_size
     except FileNotFoundError:
@@ -234,7 +277,12 @@ def _cut_torn_tail(path: Path) -> None:
                 keep = start + nl + 1
                 break
             pos = start
-        fh.truncate(keep)
+        fh.seek(keep)
+        if _complete_line(fh.read(size - keep)):
+            fh.seek(size)
+            fh.write(b"\n")
+        else:
+            fh.truncate(keep)
 
 
 # -- writing -------------------------------------------------------------------------------
@@ -256,10 +304,25 @@ class EventLog:
             if self._fh is None:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 _cut_torn_tail(self.path)
-                self._fh = open(self.path, "ab")
+                # unbuffered: each line goes to the OS as it is written
+                self._fh = open(self.path, "ab", buffering=0)
             event = redact_event(event).model_copy(update={"seq": self.seq + 1})
-            self._fh.write(dump_event(event).encode() + b"\n")
-            self._fh.flush()
+            data = memoryview(dump_event(event).encode() + b"\n")
+            try:
+                while data:
+                    n = self._fh.write(data)
+                    if not n:
+                        raise OSError(f"{self.path}: nothing written")
+                    data = data[n:]
+            except OSError:
+                # (a full disk, say) reopen on the next append, which cuts the partial line,
+                # so the log never gets a broken line in its middle; seq is not used up
+                fh, self._fh = self._fh, None
+                try:
+                    fh.close()
+                except OSError:
+                    pass
+                raise
             self.seq = event.seq
             return event
 
@@ -320,11 +383,12 @@ def find_session_log(session_id: str,
                      log_dir: str | os.PathLike[str] | None = None) -> Path | None:
     """The log file of ``session_id`` (or of the one session whose id starts with it)."""
     d = default_log_dir(None, log_dir)
+    # an id is a file name, never a path (../x) or a sibling file (<id>.requests)
+    if not session_id or any(c in session_id for c in "/\\.") or os.sep in session_id:
+        return None
     exact = d / f"{session_id}.jsonl"
     if exact.is_file():
         return exact
-    if not session_id or "/" in session_id or "." in session_id:
-        return None
     found = [p for p in _session_files(d) if p.stem.startswith(session_id)]
     return found[0] if len(found) == 1 else None
 

@@ -1,0 +1,484 @@
+"""The JSONL event log (``plan_widgets._store``): writing, reading, redaction, finding."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from plan_widgets import _events as ev
+from plan_widgets._events import dump_event, fold
+from plan_widgets._store import (
+    LOG_DIR_ENV,
+    REDACTED,
+    EventLog,
+    LogError,
+    SessionSummary,
+    default_log_dir,
+    find_session_log,
+    list_sessions,
+    read_events,
+    redact_event,
+    redact_text,
+)
+
+
+@pytest.fixture(autouse=True)
+def _no_env_log_dir(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(LOG_DIR_ENV, raising=False)
+
+
+def err(msg: str = "m", **kw: Any) -> ev.ErrorEvent:
+    return ev.ErrorEvent(kind="k", message=msg, **kw)
+
+
+def write_log(path: Path, events: list[Any]) -> list[Any]:
+    with EventLog(path) as log:
+        return [log.append(e) for e in events]
+
+
+def lines_of(path: Path) -> list[bytes]:
+    data = path.read_bytes()
+    assert data.endswith(b"\n")
+    return data.split(b"\n")[:-1]
+
+
+# -- writing --------------------------------------------------------------------------------
+
+
+def test_append_writes_one_json_line_per_event(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    events = [ev.TurnStarted(turn=1, prompt="two\nlines"), err("a"), err("b")]
+    written = write_log(path, events)
+    lines = lines_of(path)
+    assert len(lines) == 3
+    for line, e in zip(lines, written, strict=True):
+        assert json.loads(line)["type"] == e.type
+        assert ev.parse_event(line) == e
+    assert read_events(path) == written
+
+
+def test_each_append_is_readable_before_close(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    log = EventLog(path)
+    try:
+        for i in range(1, 4):
+            log.append(err(f"m{i}"))
+            # another reader, while the writer still holds the file open
+            assert [e.message for e in read_events(path)] == [f"m{j}" for j in range(1, i + 1)]
+            assert path.read_bytes().endswith(b"\n")
+            assert len(log.events()) == i
+    finally:
+        log.close()
+
+
+def test_seq_is_assigned_in_order(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    log = EventLog(path)
+    assert log.seq == 0 and log.events() == []
+    a = log.append(err("a", seq=99))  # whatever seq an event carries, the log numbers it
+    b = log.append(err("b"))
+    log.close()
+    assert (a.seq, b.seq, log.seq) == (1, 2, 2)
+    assert [e.seq for e in read_events(path)] == [1, 2]
+    assert a.message == "a" and a.ts == read_events(path)[0].ts
+
+
+def test_reopen_continues_the_numbering(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    write_log(path, [err("a"), err("b")])
+    log = EventLog(path)
+    assert log.seq == 2
+    c = log.append(err("c"))
+    log.close()
+    assert c.seq == 3
+    # closing and appending again reopens the same file
+    log.append(err("d"))
+    log.close()
+    assert [(e.seq, e.message) for e in read_events(path)] == [
+        (1, "a"), (2, "b"), (3, "c"), (4, "d")]
+
+
+def test_append_creates_the_directory(tmp_path: Path) -> None:
+    path = tmp_path / "a" / "b" / "s.jsonl"
+    write_log(path, [err()])
+    assert len(read_events(path)) == 1
+
+
+def test_reopen_after_a_torn_tail_cuts_it(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    write_log(path, [err("a"), err("b")])
+    torn = dump_event(err("lost", seq=3))[:25]
+    with open(path, "ab") as fh:
+        fh.write(torn.encode())
+    log = EventLog(path)
+    assert log.seq == 2
+    c = log.append(err("c"))
+    log.close()
+    assert c.seq == 3
+    assert torn.encode() not in path.read_bytes()
+    assert len(lines_of(path)) == 3
+    assert [e.message for e in read_events(path)] == ["a", "b", "c"]
+
+
+def test_a_whole_last_line_without_newline_is_kept(tmp_path: Path) -> None:
+    # readers keep it, so the next writer must not cut it (nor reuse its seq)
+    path = tmp_path / "s.jsonl"
+    write_log(path, [err("a"), err("b")])
+    path.write_bytes(path.read_bytes().rstrip(b"\n"))
+    assert [e.message for e in read_events(path)] == ["a", "b"]
+    log = EventLog(path)
+    assert log.seq == 2
+    log.append(err("c"))
+    log.close()
+    assert [(e.seq, e.message) for e in read_events(path)] == [(1, "a"), (2, "b"), (3, "c")]
+
+
+class _FullDisk:
+    """A file that takes half a line, then fails as a full disk would."""
+
+    def __init__(self, real: Any) -> None:
+        self.real = real
+
+    def write(self, data: Any) -> int:
+        self.real.write(bytes(data[: len(data) // 2]))
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    def close(self) -> None:
+        self.real.close()
+
+
+def test_a_failed_write_leaves_no_broken_line(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    log = EventLog(path)
+    log.append(err("a"))
+    log._fh = _FullDisk(log._fh)  # type: ignore[assignment]
+    with pytest.raises(OSError):
+        log.append(err("lost"))
+    assert log.seq == 1  # the failed event did not use up a number
+    b = log.append(err("b"))  # the disk has room again
+    log.close()
+    assert b.seq == 2
+    assert [(e.seq, e.message) for e in read_events(path)] == [(1, "a"), (2, "b")]
+    assert len(lines_of(path)) == 2
+
+
+# -- reading --------------------------------------------------------------------------------
+
+
+def test_read_empty_and_torn_only(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"")
+    assert read_events(path) == []
+    path.write_bytes(dump_event(err()).encode()[:-5])
+    assert read_events(path) == []
+
+
+def test_read_tolerates_a_torn_last_line(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    written = write_log(path, [err("a"), err("b")])
+    line = dump_event(err("c", seq=3))
+    for cut in (1, 10, len(line) // 2, len(line) - 1):
+        path.write_bytes(b"".join(dump_event(e).encode() + b"\n" for e in written)
+                         + line[:cut].encode())
+        assert read_events(path) == written
+
+
+def test_read_tolerates_a_torn_last_line_after_odd_lines(tmp_path: Path) -> None:
+    # the line-by-line path (blank and unknown lines) tolerates a torn tail too
+    path = tmp_path / "s.jsonl"
+    a, b = (dump_event(e) for e in (err("a", seq=1), err("b", seq=2)))
+    path.write_text(f"{a}\n\n{{\"type\": \"future:x\"}}\n{b}\n{b[:20]}")
+    assert [e.message for e in read_events(path)] == ["a", "b"]
+
+
+def test_malformed_middle_line_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    a, b = (dump_event(e) for e in (err("a", seq=1), err("b", seq=2)))
+    path.write_text(f"{a}\nnot json at all\n{b}\n")
+    with pytest.raises(LogError) as info:
+        read_events(path)
+    msg = str(info.value)
+    assert msg.startswith(f"{path}:2: ")
+    assert "malformed" in msg and "\n" not in msg
+    assert isinstance(info.value, ValueError)
+
+
+def test_invalid_event_in_the_middle_names_the_field(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    a, b = (dump_event(e) for e in (err("a", seq=1), err("b", seq=2)))
+    path.write_text(f"{a}\n{b}\n{{\"type\": \"turn:started\", \"seq\": 3}}\n{a}\n")
+    with pytest.raises(LogError, match=r":3: .*turn:started\.turn") as info:
+        read_events(path)
+    assert "\n" not in str(info.value)
+    assert len(str(info.value)) < 400 + len(str(path))
+
+
+def test_a_bad_final_line_with_its_newline_is_not_torn(tmp_path: Path) -> None:
+    # the newline was written, so the line was complete: that is damage, not a crash
+    path = tmp_path / "s.jsonl"
+    path.write_text(dump_event(err("a", seq=1)) + "\n{\"type\": \"error\", \"kin\n")
+    with pytest.raises(LogError, match=r":2: "):
+        read_events(path)
+
+
+def test_halves_of_a_broken_line_are_not_glued_together(tmp_path: Path) -> None:
+    # joined with a comma, these two pieces would read as one (wrong) event
+    path = tmp_path / "s.jsonl"
+    line = dump_event(err("m1", seq=1))
+    i = line.index("m1") + 1
+    path.write_text(line[:i] + "\n" + line[i:] + "\n")
+    with pytest.raises(LogError, match=r":1: "):
+        read_events(path)
+
+
+def test_two_events_on_one_line_are_malformed(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    a, b = (dump_event(e) for e in (err("a", seq=1), err("b", seq=2)))
+    path.write_text(f"{a},{b}\n")
+    with pytest.raises(LogError, match=r":1: "):
+        read_events(path)
+
+
+def test_unknown_event_types_are_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    a, b = (dump_event(e) for e in (err("a", seq=1), err("b", seq=3)))
+    future = json.dumps({"type": "plan:reviewed", "seq": 2, "ts": 1.0, "x": [1]})
+    path.write_text(f"{a}\n{future}\n{b}\n{future}\n")
+    assert [e.message for e in read_events(path)] == ["a", "b"]
+    # and a writer continues after the last line it finds, known or not
+    with EventLog(path) as log:
+        assert log.seq == 2
+
+
+def test_blank_lines_are_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    a, b = (dump_event(e) for e in (err("a", seq=1), err("b", seq=2)))
+    path.write_text(f"\n{a}\n\n   \n{b}\n\n")
+    assert [e.message for e in read_events(path)] == ["a", "b"]
+
+
+def test_read_missing_file_is_an_os_error(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        read_events(tmp_path / "nope.jsonl")
+
+
+# -- redaction ------------------------------------------------------------------------------
+
+KEY = "sk-ant-api03-" + "Ab3_-x" * 15 + "AA"
+SECRETS = [
+    (f"use {KEY} please", KEY),
+    ("run with ANTHROPIC_API_KEY=abc123 set", "abc123"),
+    ('export ANTHROPIC_API_KEY="s3cr3t value"', "s3cr3t value"),
+    ("curl -H 'Authorization: Bearer xyz' https://api", "xyz"),
+    ("Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.e30.sig", "eyJhbGciOiJIUzI1NiJ9"),
+    ("GITHUB_TOKEN=ghp_" + "a" * 36, "ghp_"),
+    ("token Bearer abcdef0123456789xyz", "abcdef0123456789xyz"),
+    ('{"API_KEY": "plain"}', "plain"),
+    ("x-api-key: k3y-k3y-k3y-k3y", "k3y-k3y"),
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), SECRETS)
+def test_secrets_in_text_are_redacted(text: str, secret: str) -> None:
+    out = redact_text(text)
+    assert secret not in out
+    assert REDACTED in out
+    assert redact_text(out) == out
+
+
+@pytest.mark.parametrize("text", [
+    "a plan with no secrets: 1. read the file 2. edit it",
+    "MAX_TOKENS=1024 and max_tokens: 512",
+    "the bearer of bad news",
+    'headers = {"Authorization": f"Bearer {token}"}',
+    'key = os.environ["ANTHROPIC_API_KEY"]',
+    "tokens used: 1,234 input",
+])
+def test_ordinary_text_is_left_alone(text: str) -> None:
+    assert redact_text(text) == text
+    e = ev.TurnStarted(turn=1, prompt=text)
+    assert redact_event(e) is e
+
+
+def _secret_events(secret_text: str) -> list[Any]:
+    return [
+        ev.TurnStarted(turn=1, prompt=secret_text),
+        ev.PlanProposed(decision_id="p1", plan=f"# Plan\n\n{secret_text}\n"),
+        ev.PlanDecided(decision_id="p1", outcome="rejected", feedback=secret_text, by="user"),
+        ev.ErrorEvent(kind="k", message=secret_text),
+        ev.TurnEnded(turn=1, result="error", is_error=True, message=secret_text),
+        ev.ToolRequested(decision_id="t1", tool="Bash", input={"command": secret_text,
+                         "nested": [{"deep": secret_text}]}),
+        ev.ToolDecided(decision_id="t1", outcome="denied", reason=secret_text, by="user"),
+        ev.QuestionAsked(decision_id="q1", questions=[{"question": secret_text}]),
+        ev.QuestionAnswered(decision_id="q1", outcome="answered", answers={"q": secret_text},
+                            by="user"),
+        ev.ModelSwitched(to_model="opus", why=secret_text),
+    ]
+
+
+@pytest.mark.parametrize(("text", "secret"), SECRETS)
+def test_secrets_never_reach_the_file(tmp_path: Path, text: str, secret: str) -> None:
+    path = tmp_path / "s.jsonl"
+    events = _secret_events(text)
+    written = write_log(path, events)
+    raw = path.read_bytes()
+    assert secret.encode() not in raw
+    assert json.dumps(secret)[1:-1].encode() not in raw  # nor its JSON-escaped form
+    assert REDACTED.encode() in raw
+    for e in written:
+        assert secret not in dump_event(e)
+    # what is not secret survives
+    back = read_events(path)
+    assert back == written
+    assert back[1].plan.startswith("# Plan")  # type: ignore[union-attr]
+    assert [e.type for e in back] == [e.type for e in events]
+
+
+def test_secret_keys_are_redacted_whatever_the_value(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    e = ev.ToolRequested(decision_id="t1", tool="WebFetch", input={
+        "url": "https://x", "api_key": "abc", "headers": {"Authorization": "Basic Zm9vOmJhcg",
+                                                          "Accept": "text/html"},
+        "access_token": "t0k", "max_tokens": 100})
+    (w,) = write_log(path, [e])
+    assert w.input["api_key"] == REDACTED  # type: ignore[union-attr]
+    assert w.input["headers"] == {"Authorization": REDACTED, "Accept": "text/html"}  # type: ignore[union-attr]
+    assert w.input["access_token"] == REDACTED  # type: ignore[union-attr]
+    assert w.input["max_tokens"] == 100 and w.input["url"] == "https://x"  # type: ignore[union-attr]
+    raw = path.read_bytes()
+    for secret in (b'"abc"', b"Zm9vOmJhcg", b"t0k"):
+        assert secret not in raw
+
+
+def test_redaction_keeps_the_event_otherwise(tmp_path: Path) -> None:
+    e = ev.PlanDecided(decision_id="p1", outcome="approved", feedback=f"ok {KEY}",
+                       mode_after="acceptEdits", by="code", seq=4, ts=12.5)
+    r = redact_event(e)
+    assert r.feedback == f"ok {REDACTED}"  # type: ignore[union-attr]
+    assert r.model_copy(update={"feedback": e.feedback}) == e
+    assert e.feedback == f"ok {KEY}"  # the original is untouched
+
+
+# -- where logs live ------------------------------------------------------------------------
+
+
+def test_default_log_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert default_log_dir(tmp_path) == tmp_path / ".plan_widgets" / "sessions"
+    assert default_log_dir(str(tmp_path)) == tmp_path / ".plan_widgets" / "sessions"
+    monkeypatch.chdir(tmp_path)
+    assert default_log_dir() == Path(os.getcwd()) / ".plan_widgets" / "sessions"
+    # an explicit directory wins
+    assert default_log_dir(tmp_path, tmp_path / "logs") == tmp_path / "logs"
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert default_log_dir(None, "~/logs") == tmp_path / "logs"
+
+
+def test_default_log_dir_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(LOG_DIR_ENV, str(tmp_path / "env"))
+    assert default_log_dir(tmp_path / "cwd") == tmp_path / "env"
+    assert default_log_dir() == tmp_path / "env"
+    # the override beats the environment
+    assert default_log_dir(tmp_path / "cwd", tmp_path / "arg") == tmp_path / "arg"
+    monkeypatch.setenv(LOG_DIR_ENV, "")
+    assert default_log_dir(tmp_path) == tmp_path / ".plan_widgets" / "sessions"
+
+
+# -- finding sessions -----------------------------------------------------------------------
+
+
+def _session(d: Path, sid: str, t0: float, turns: int = 1, cost: float = 0.0,
+             mode: str | None = "default", name: str | None = None,
+             extra: list[Any] | None = None) -> Path:
+    events: list[Any] = [ev.SessionStarted(session_id=sid, name=name or sid, cwd="/w",
+                                           resting_mode="default", ts=t0)]
+    if mode:
+        events.append(ev.PlanMode(mode=mode, state="effective", source="start", ts=t0 + 1))
+    for i in range(1, turns + 1):
+        events.append(ev.TurnStarted(turn=i, prompt="p", ts=t0 + 10 * i))
+        events.append(ev.TurnEnded(turn=i, result="success", cost_usd=cost * i / turns,
+                                   ts=t0 + 10 * i + 5))
+    events.extend(extra or [])
+    path = d / f"{sid}.jsonl"
+    write_log(path, events)
+    return path
+
+
+def test_find_session_log(tmp_path: Path) -> None:
+    a = _session(tmp_path, "abc123", 1.0)
+    b = _session(tmp_path, "abd456", 2.0)
+    (tmp_path / "abc123.requests.jsonl").write_text("{}\n")
+    assert find_session_log("abc123", tmp_path) == a
+    assert find_session_log("abc1", tmp_path) == a  # a unique prefix
+    assert find_session_log("abd", tmp_path) == b
+    assert find_session_log("ab", tmp_path) is None  # ambiguous
+    assert find_session_log("zzz", tmp_path) is None
+    assert find_session_log("", tmp_path) is None
+    # not a path, nor a sibling file
+    assert find_session_log("abc123.requests", tmp_path) is None
+    (tmp_path / "sub").mkdir()
+    _session(tmp_path / "sub", "inner", 3.0)
+    assert find_session_log("sub/inner", tmp_path) is None
+    assert find_session_log("../" + tmp_path.name + "/abc123", tmp_path / "sub") is None
+    assert find_session_log("abc123", tmp_path / "missing") is None
+
+
+def test_find_session_log_uses_the_env_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                           ) -> None:
+    a = _session(tmp_path, "s-1", 1.0)
+    monkeypatch.setenv(LOG_DIR_ENV, str(tmp_path))
+    assert find_session_log("s-1") == a
+    assert list_sessions()[0].path == a
+
+
+def test_list_sessions_summaries(tmp_path: Path) -> None:
+    old = _session(tmp_path, "old", 1000.0, turns=3, cost=0.3, mode="default", name="first")
+    new = _session(tmp_path, "new", 5000.0, turns=1, cost=0.05, mode=None, extra=[
+        ev.PlanMode(mode="plan", state="effective", source="model", ts=5100.0),
+        ev.PlanProposed(decision_id="p1", plan="x", ts=5200.0)])
+    mid = _session(tmp_path, "mid", 3000.0, turns=0, mode="acceptEdits")
+    got = list_sessions(tmp_path)
+    assert [s.session_id for s in got] == ["new", "mid", "old"]  # most recently active first
+    by_id = {s.session_id: s for s in got}
+    o = by_id["old"]
+    assert isinstance(o, SessionSummary)
+    assert (o.name, o.turns, o.last_mode, o.pending, o.path) == ("first", 3, "default", 0, old)
+    assert o.cost_usd == pytest.approx(0.3)
+    assert o.started == 1000.0 and o.updated == 1035.0
+    n = by_id["new"]
+    assert (n.turns, n.last_mode, n.pending, n.path) == (1, "plan", 1, new)
+    assert n.cost_usd == pytest.approx(0.05) and n.started == 5000.0 and n.updated == 5200.0
+    m = by_id["mid"]
+    assert (m.turns, m.cost_usd, m.last_mode, m.path) == (0, 0.0, "acceptEdits", mid)
+
+
+def test_list_sessions_orders_by_last_activity_not_start(tmp_path: Path) -> None:
+    # started first, but still going after the other ended
+    _session(tmp_path, "long", 1000.0, turns=50)
+    _session(tmp_path, "short", 1100.0, turns=1)
+    assert [s.session_id for s in list_sessions(tmp_path)] == ["long", "short"]
+
+
+def test_list_sessions_leaves_out_what_is_not_a_readable_log(tmp_path: Path) -> None:
+    _session(tmp_path, "good", 1.0)
+    (tmp_path / "empty.jsonl").write_text("")
+    (tmp_path / "bad.jsonl").write_text('{"nope": 1}\n' + dump_event(err(seq=2)) + "\n")
+    (tmp_path / "good.requests.jsonl").write_text('{"method": "POST"}\n')
+    (tmp_path / "notes.txt").write_text("hello")
+    (tmp_path / "dir.jsonl").mkdir()
+    assert [s.session_id for s in list_sessions(tmp_path)] == ["good"]
+    assert list_sessions(tmp_path / "missing") == []
+
+
+def test_list_sessions_of_a_torn_log(tmp_path: Path) -> None:
+    p = _session(tmp_path, "t", 1.0, turns=2, cost=0.2)
+    with open(p, "ab") as fh:
+        fh.write(dump_event(ev.TurnStarted(turn=3, prompt="x", seq=99)).encode()[:30])
+    (s,) = list_sessions(tmp_path)
+    assert s.turns == 2 and s.cost_usd == pytest.approx(0.2)
+    assert fold(read_events(p)).turns == 2
