@@ -142,7 +142,9 @@ class Session:
         self._why_model: str | None = None
         self._log: EventLog | None = None
         self._resume_source: Path | None = None
-        self._owner = asyncio.get_running_loop().create_task(self._main(), name=f"claude:{self.name}")
+        self._owner = asyncio.get_running_loop().create_task(
+            self._main(), name=f"claude:{self.name}"
+        )
 
     # -- public API ----------------------------------------------------------------------
     @property
@@ -372,7 +374,13 @@ class Session:
         self.decisions.append(d)
         d.on_resolved(self._record_outcome)
         view = self._turn.view if self._turn is not None else NullView()
-        view.decision(d)
+        try:
+            view.decision(d)
+        except Exception as e:  # a card that cannot render must not lose the decision
+            self._stderr.append(f"plan_widgets: could not show the {d.kind} card: {e}")
+            with contextlib.suppress(Exception):
+                view.error(f"Could not show the {d.kind} card ({e}); decide in code: "
+                           f"plan_widgets.get({self.name!r}).pending")
         self._changed()
 
     def _record_outcome(self, d: Decision) -> None:
@@ -523,7 +531,8 @@ class Session:
         self._client = ClaudeSDKClient(options)
         await asyncio.wait_for(self._client.connect(), o.connect_timeout)
         self._connected.set()
-        self._emit(ev.PlanMode(mode=o.mode, state="effective", source="resume" if o.resume else "start"))
+        source = "resume" if o.resume else "start"
+        self._emit(ev.PlanMode(mode=o.mode, state="effective", source=source))
         # A mode requested before the CLI was up (toggle, --plan) is applied now.
         want = self.state.requested_mode
         if want and want != o.mode:
@@ -539,7 +548,11 @@ class Session:
             return
         if mode == "plan" and self.options.plan_model:
             await self.set_model(self.options.plan_model, why="plan model")
-        elif mode != "plan" and self.options.plan_model and self._model_target != self.options.model:
+        elif (
+            mode != "plan"
+            and self.options.plan_model
+            and self._model_target != self.options.model
+        ):
             await self.set_model(self.options.model, why="resting model")
 
     async def _control(self, aw: Any, what: str) -> Any:
@@ -563,7 +576,8 @@ class Session:
         try:
             if turn.plan and self.state.mode != "plan":
                 await self.set_mode("plan", source="user")
-            await self._control(self._client.query(turn.prompt, session_id=self.session_id), "query")
+            query = self._client.query(turn.prompt, session_id=self.session_id)
+            await self._control(query, "query")
             while not turn.done and not self.dead:
                 await self._next_pulse()
         except SessionError as e:
@@ -711,7 +725,9 @@ class Session:
                     if isinstance(block, ToolResultBlock):
                         name = turn._tools.get(block.tool_use_id)
                         if name not in (None, "ExitPlanMode", "AskUserQuestion"):
-                            view.tool_finished(block.tool_use_id, block.content, bool(block.is_error))
+                            view.tool_finished(
+                                block.tool_use_id, block.content, bool(block.is_error)
+                            )
             return
         if isinstance(msg, ResultMessage):
             if turn is None:

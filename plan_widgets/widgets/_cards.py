@@ -156,7 +156,8 @@ class QuestionCard(Card):
             if desc:
                 body.append(html_output(f"<ul>{desc}</ul>"))
             if q.get("multiSelect"):
-                picker: w.Widget = w.SelectMultiple(options=labels, rows=min(6, max(2, len(labels))))
+                rows = min(6, max(2, len(labels)))
+                picker: w.Widget = w.SelectMultiple(options=labels, rows=rows)
             else:
                 picker = w.RadioButtons(options=labels, value=None)
             other = w.Text(placeholder="Other (free text)")

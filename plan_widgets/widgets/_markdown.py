@@ -23,7 +23,7 @@ def _output(bundle: dict[str, str]) -> dict[str, Any]:
 
 def markdown_output(src: str, **layout: Any) -> w.Output:
     """An Output widget showing ``src`` as safe Markdown."""
-    out = w.Output(layout=layout or None)
+    out = w.Output(layout=w.Layout(**layout)) if layout else w.Output()
     out.outputs = (_output(markdown_bundle(src)),)
     return out
 
