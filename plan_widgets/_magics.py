@@ -219,9 +219,12 @@ def transform_cell(lines: list[str]) -> list[str]:
         return lines  # some other magic, e.g. %%claudex
     line = first.strip()
     body = "".join(lines[1:])
+    arg = repr(line)
+    if "$" in line or "{" in line:  # `--cwd $work`, `{expr}`: expanded like any IPython magic
+        arg = f"__import__('IPython').get_ipython().var_expand({line!r})"
     return [
         "await __import__('plan_widgets._magics', fromlist=['run_cell'])"
-        f".run_cell({line!r}, {body!r})\n"
+        f".run_cell({arg}, {body!r})\n"
     ]
 
 
