@@ -18,7 +18,7 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.display import HTML, display
 from traitlets import Bool, CFloat, Enum, Unicode
 
-from ._options import DEFAULT_APPROVAL_TIMEOUT, RESTING_MODES, OptionError
+from ._options import DEFAULT_APPROVAL_TIMEOUT, RESTING_MODES, OptionError, SessionError
 
 _TRANSFORM_PREFIX = "%%claude"
 
@@ -103,7 +103,7 @@ def _parse(line: str) -> Any:
     parser = ClaudeMagics.claude.parser  # type: ignore[attr-defined]
     parser.exit = _parser_exit.__get__(parser)
     parser.error = lambda message: (_ for _ in ()).throw(  # type: ignore[assignment]
-        _Usage(f"{parser.format_usage().strip()}\n%%claude: {message}")
+        _Usage(f"{_usage_line(parser)}\n%%claude: {message} (see %%claude --help)")
     )
     try:
         argv = shlex.split(line)
@@ -112,6 +112,14 @@ def _parse(line: str) -> Any:
     if any(a in ("-h", "--help") for a in argv):
         raise _Usage(parser.format_help())
     return parser.parse_args(argv)
+
+
+def _usage_line(parser: Any) -> str:
+    """``usage: %%claude [--session SESSION] ...`` (IPython's parser formats it as a docstring)."""
+    text = " ".join(parser.format_usage().replace("::", " ").split())
+    if text.startswith("%claude"):
+        text = "%" + text
+    return f"usage: {text}"
 
 
 def _magics() -> ClaudeMagics | None:
@@ -161,7 +169,7 @@ async def run_cell(line: str, body: str, background: bool = False) -> None:
     }
     try:
         session, notes = await _registry.obtain(args.session, wanted, defaults, new=args.new)
-    except OptionError as e:
+    except (OptionError, SessionError) as e:
         print(f"%%claude: {e}", file=sys.stderr)
         return
     for n in notes:

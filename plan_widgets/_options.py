@@ -22,6 +22,10 @@ class OptionError(ValueError):
     """A user mistake in the options: shown as one line, never a traceback."""
 
 
+class SessionError(RuntimeError):
+    """The session cannot do what was asked; the message is for the user."""
+
+
 @dataclass(frozen=True)
 class SessionOptions:
     """What a session is started with. ``mode`` is the resting permission mode."""

@@ -6,7 +6,7 @@ import asyncio
 import os
 from typing import TYPE_CHECKING, Any
 
-from ._options import OptionError, SessionOptions
+from ._options import NO_CREDENTIALS, OptionError, SessionOptions, has_credentials
 
 if TYPE_CHECKING:
     from ._session import Session
@@ -38,6 +38,9 @@ def session(name: str = "default", **options: Any) -> Session:
     if s is not None and not (s.dead or s.closed):
         return s
     opts = SessionOptions(name=name, **{k: v for k, v in options.items() if v is not None})
+    opts = opts.validated()
+    if not opts.scripted and not has_credentials(opts.env):
+        raise OptionError(NO_CREDENTIALS)
     s = Session(opts)
     _sessions[name] = s
     return s
@@ -56,7 +59,13 @@ async def obtain(name: str, wanted: dict[str, Any], defaults: dict[str, Any], *,
     if s is not None and wanted.get("resume") and wanted["resume"] != s.session_id:
         await s.close()
         s = None
+    base: dict[str, Any] = {}
     if s is not None and (s.dead or s.closed):
+        # a fresh session keeps what the old one was started with, unless the cell says else
+        o = s.options
+        base = {"model": o.model, "plan_model": o.plan_model, "mode": o.mode, "cwd": o.cwd,
+                "scripted": o.scripted, "approval_timeout": o.approval_timeout,
+                "log_dir": o.log_dir, "env": dict(o.env) or None}
         if s.dead:
             notes.append(
                 f"The previous session {name!r} ended ({s.dead}). Starting a new one; to "
@@ -80,8 +89,12 @@ async def obtain(name: str, wanted: dict[str, Any], defaults: dict[str, Any], *,
             await s.set_mode(wanted["mode"])
         return s, notes
     merged = {k: v for k, v in defaults.items() if v is not None}
+    merged.update({k: v for k, v in base.items() if v is not None})
     merged.update({k: v for k, v in wanted.items() if v is not None})
-    s = Session(SessionOptions(name=name, **merged))
+    opts = SessionOptions(name=name, **merged).validated()  # bad input first, in one line
+    if not opts.scripted and not has_credentials(opts.env):
+        raise OptionError(NO_CREDENTIALS)
+    s = Session(opts)
     _sessions[name] = s
     return s, notes
 

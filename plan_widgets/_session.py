@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
+import re
 import time
 import uuid
+import warnings
 from collections import deque
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -21,14 +24,18 @@ from typing import Any, Protocol
 from . import _events as ev
 from ._decisions import Decision, PlanDecision, QuestionDecision, ToolDecision
 from ._gate import Gate
-from ._options import NO_CREDENTIALS, OptionError, SessionOptions, has_credentials
+from ._options import (
+    NO_CREDENTIALS,
+    OptionError,
+    SessionError,
+    SessionOptions,
+    has_credentials,
+)
 from ._store import EventLog, default_log_dir, find_session_log
 
 CONTROL_TIMEOUT = 15.0
+_QUIET = logging.NullHandler()
 
-
-class SessionError(RuntimeError):
-    """The session cannot do what was asked; the message is for the user."""
 
 
 class TurnView(Protocol):
@@ -506,17 +513,12 @@ class Session:
                 kind = self.state.decisions[dec_id].kind
                 self._emit(_expired_event(kind, dec_id))
 
-        options = ClaudeAgentOptions(
-            cwd=o.cwd,
-            model=o.model,
-            permission_mode=o.mode,  # type: ignore[arg-type]
-            can_use_tool=Gate(self),
-            include_partial_messages=True,
-            env=env,
-            stderr=self._stderr.append,
-            resume=o.resume if o.resume else None,
-            session_id=None if o.resume else self.session_id,
-        )
+        logging.getLogger("claude_agent_sdk").addHandler(_QUIET)  # we report failures
+        with warnings.catch_warnings():
+            # bypassPermissions skips can_use_tool for ordinary tools (the SDK warns); plan
+            # mode still asks, so plan approval keeps working in that resting mode.
+            warnings.simplefilter("ignore")
+            options = self._sdk_options(ClaudeAgentOptions, env)
         self._emit(
             ev.SessionStarted(
                 session_id=self.session_id,
@@ -538,6 +540,20 @@ class Session:
         if want and want != o.mode:
             await self._apply_mode(want, "user")
         self._changed()
+
+    def _sdk_options(self, cls: Any, env: dict[str, str]) -> Any:
+        o = self.options
+        return cls(
+            cwd=o.cwd,
+            model=o.model,
+            permission_mode=o.mode,  # type: ignore[arg-type]
+            can_use_tool=Gate(self),
+            include_partial_messages=True,
+            env=env,
+            stderr=self._stderr.append,
+            resume=o.resume if o.resume else None,
+            session_id=None if o.resume else self.session_id,
+        )
 
     async def _apply_mode(self, mode: str, source: str) -> None:
         try:
@@ -790,8 +806,12 @@ def _expired_event(kind: str, dec_id: str) -> ev.Event:
     return ev.ToolDecided(decision_id=dec_id, outcome="expired", reason=None, by="restart")
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+
+
 def _stderr_tail(lines: deque[str]) -> str:
-    useful = [ln.strip() for ln in lines if ln.strip() and not ln.startswith("plan_widgets:")]
+    useful = [_ANSI.sub("", ln).strip() for ln in lines if not ln.startswith("plan_widgets:")]
+    useful = [ln for ln in useful if ln]
     return " ".join(useful[-3:])[-400:]
 
 
@@ -800,8 +820,11 @@ def _describe(e: BaseException, stderr: deque[str]) -> str:
         return str(e)
     if isinstance(e, asyncio.TimeoutError):
         return "the Claude Code CLI did not start in time"
+    tail = _stderr_tail(stderr)
+    if tail:  # the CLI's own reason beats the SDK's "Command failed with exit code 1"
+        return f"the Claude Code CLI exited: {tail}"
     text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-    return f"the Claude Code CLI failed: {text}"
+    return f"the Claude Code CLI failed: {_ANSI.sub('', text)}"
 
 
 def _result_error(msg: Any) -> str:

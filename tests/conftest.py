@@ -22,6 +22,15 @@ SCRIPTS = Path(__file__).parent / "scripts"
 EXAMPLES = Path(__file__).resolve().parents[1] / "plan_widgets" / "scripted" / "examples"
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    for name, what in (
+        ("e2e", "end to end: a real kernel and the real CLI against the scripted model"),
+        ("browser", "a real JupyterLab in headless Chromium"),
+        ("binder", "installs the Binder environment into a fresh venv (slow)"),
+    ):
+        config.addinivalue_line("markers", f"{name}: {what}")
+
+
 def write_script(folder: Path, text: str, name: str = "script.yaml") -> Path:
     """Write a scripted-model script (dedented YAML) into ``folder``; returns its path."""
     p = folder / name
@@ -44,7 +53,7 @@ def kernel(workdir: Path) -> Iterator[Kernel]:
     """A fresh ipykernel in ``workdir`` with ``%load_ext plan_widgets`` done."""
     k = Kernel(workdir)
     try:
-        k.execute("%load_ext plan_widgets")
+        k.execute("%load_ext plan_widgets\nimport plan_widgets")
         yield k
     finally:
         try:

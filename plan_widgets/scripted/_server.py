@@ -224,9 +224,35 @@ def events_for(step_blocks: list[Block], req: Request, names: dict[str, str],
     return evs
 
 
+def collapse(events: list[bytes]) -> dict[str, Any]:
+    """The non-streaming Message that a list of SSE events adds up to."""
+    message: dict[str, Any] = {}
+    partial: dict[int, str] = {}
+    for raw in events:
+        data = json.loads(raw.decode().split("data: ", 1)[1])
+        t = data["type"]
+        if t == "message_start":
+            message = dict(data["message"], content=[])
+        elif t == "content_block_start":
+            message["content"].append(dict(data["content_block"]))
+        elif t == "content_block_delta":
+            block, delta = message["content"][data["index"]], data["delta"]
+            if delta["type"] == "text_delta":
+                block["text"] += delta["text"]
+            else:
+                partial[data["index"]] = partial.get(data["index"], "") + delta["partial_json"]
+        elif t == "message_delta":
+            message.update(data["delta"])
+            message["usage"] = {**message.get("usage", {}), **data.get("usage", {})}
+    for index, text in partial.items():
+        message["content"][index]["input"] = json.loads(text)
+    return message
+
+
 class _Handler(BaseHTTPRequestHandler):
     server: ScriptedServer
     protocol_version = "HTTP/1.1"
+    streaming = True
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet
         pass
@@ -268,6 +294,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(400, {"type": "error", "error": {"type": "invalid_request_error",
                                                         "message": f"bad request: {e}"}})
             return
+        self.streaming = bool(body.get("stream"))
         self.server.answer(self, req)
 
 
@@ -349,6 +376,9 @@ class ScriptedServer(ThreadingHTTPServer):
     @staticmethod
     def _write(h: _Handler, events: list[bytes], cut: bool = False,
                interval: float = 0.0) -> None:
+        if not h.streaming and not cut:  # e.g. the CLI's model check: one JSON message
+            h._json(200, collapse(events))
+            return
         h.send_response(200)
         h.send_header("content-type", "text/event-stream")
         h.send_header("cache-control", "no-cache")
