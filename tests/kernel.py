@@ -207,3 +207,19 @@ class Kernel:
         finally:
             self.km.shutdown_kernel(now=True)
         self._thread.join(timeout=5)
+
+
+def requests_of(workdir: Path, pings: bool = False) -> list[dict[str, Any]]:
+    """The requests the scripted model served for sessions in ``workdir``, oldest first."""
+    import json
+
+    out = []
+    for f in (workdir / ".plan_widgets" / "sessions").glob("*.requests.jsonl"):
+        for line in f.read_text(encoding="utf-8").splitlines():
+            try:
+                r = json.loads(line)
+            except ValueError:
+                continue
+            if pings or not r.get("ping"):
+                out.append(r)
+    return sorted(out, key=lambda r: r.get("t", 0))

@@ -6,24 +6,12 @@ the project's scripted model on 127.0.0.1.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from kernel import Kernel
+from kernel import Kernel, requests_of
 
 pytestmark = pytest.mark.e2e
-
-
-def requests_of(workdir: Path) -> list[dict]:
-    """Every non-ping request the scripted model served in ``workdir`` (all sessions)."""
-    out = []
-    for f in sorted((workdir / ".plan_widgets" / "sessions").glob("*.requests.jsonl")):
-        for line in f.read_text().splitlines():
-            r = json.loads(line)
-            if not r.get("ping"):
-                out.append(r)
-    return out
 
 
 def test_streamed_multi_turn_conversation_keeps_context(kernel: Kernel, workdir: Path) -> None:
