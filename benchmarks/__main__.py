@@ -1,0 +1,92 @@
+"""``python -m benchmarks``: run the benchmarks of issue 7 and write the results table.
+
+Options: ``--repeat N`` (repetitions per figure, medians reported), ``--quick`` (2 repetitions,
+the cheap figures first), ``--only flow,load,stream,memory,fold``, ``--out FILE`` (Markdown;
+the block between the ``<!-- results -->`` markers is replaced, or the file is written),
+``--json FILE`` (raw samples), ``--setup-anchors`` (make benchmarks/.venv-anchors with the
+anchor packages).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+from ._figures import ANCHOR_VENV, FIGURES, Bench, Row
+from ._report import machine, results_markdown
+
+BEGIN, END = "<!-- results -->", "<!-- /results -->"
+ANCHOR_PACKAGES = ["ipykernel", "ipywidgets", "jupyter-ai-magics",
+                   "claude-code-jupyter-staging"]  # the PyPI name of cc_jupyter
+
+
+def setup_anchors() -> None:
+    """A separate venv for the anchors, so their dependencies never touch the project's."""
+    if not (ANCHOR_VENV / "bin" / "python").exists():
+        subprocess.run([sys.executable, "-m", "venv", str(ANCHOR_VENV)], check=True)
+    subprocess.run([str(ANCHOR_VENV / "bin" / "pip"), "install", "-q", *ANCHOR_PACKAGES],
+                   check=True)
+
+
+def write_out(path: Path, block: str) -> None:
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    if BEGIN in text and END in text:
+        head, rest = text.split(BEGIN, 1)
+        tail = rest.split(END, 1)[1]
+        text = f"{head}{BEGIN}\n{block}\n{END}{tail}"
+    else:
+        text = f"# Benchmarks\n\n{BEGIN}\n{block}\n{END}\n"
+    path.write_text(text, encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n")[0])
+    p.add_argument("--repeat", type=int, default=5, help="repetitions per figure (default 5)")
+    p.add_argument("--quick", action="store_true", help="2 repetitions: check the harness")
+    p.add_argument("--only", default="", help="comma-separated: " + ",".join(FIGURES))
+    p.add_argument("--out", default=None, help="Markdown file for the table (e.g. "
+                   "docs/benchmarks.md); default: print only")
+    p.add_argument("--json", default=None, help="write raw rows and samples here")
+    p.add_argument("--setup-anchors", action="store_true",
+                   help="create benchmarks/.venv-anchors (anchor packages from PyPI) and exit")
+    a = p.parse_args(argv)
+    if a.setup_anchors:
+        setup_anchors()
+        return 0
+    repeat = 2 if a.quick and a.repeat == 5 else a.repeat
+    names = [n for n in (a.only.split(",") if a.only else FIGURES) if n]
+    bad = [n for n in names if n not in FIGURES]
+    if bad:
+        p.error(f"unknown figure(s) {', '.join(bad)}; choose from {', '.join(FIGURES)}")
+    info = machine()
+    b = Bench(repeat, a.quick, lambda s: print(s, flush=True))
+    print(f"benchmarks: {', '.join(names)}; {repeat} repetitions; scratch {b.work}", flush=True)
+    rows: list[Row] = []
+    for name in names:
+        t = time.monotonic()
+        print(f"[{name}]", flush=True)
+        try:
+            rows.extend(FIGURES[name](b))
+        except Exception as e:  # one broken figure must not hide the others
+            print(f"  {name} failed: {type(e).__name__}: {e}", flush=True)
+            rows.append(Row(name, f"{name}: the figure could not be measured", "", None,
+                            note=f"{type(e).__name__}: {str(e)[:200]}"))
+        print(f"  ({time.monotonic() - t:.0f} s)", flush=True)
+    cmd = "python -m benchmarks " + " ".join(argv if argv is not None else sys.argv[1:])
+    block = results_markdown(rows, info, cmd.strip(), repeat)
+    print(block)
+    if a.out:
+        write_out(Path(a.out), block)
+    if a.json:
+        Path(a.json).write_text(json.dumps({"machine": info, "rows": [
+            {**asdict(r), "ratio": r.ratio} for r in rows]}, indent=1), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
