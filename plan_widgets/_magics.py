@@ -45,7 +45,11 @@ class ClaudeMagics(Magics):
     approval_timeout = CFloat(
         DEFAULT_APPROVAL_TIMEOUT, help="Seconds a decision waits before it expires (denied)."
     ).tag(config=True)
-    log_dir = Unicode(None, allow_none=True, help="Where event logs go.").tag(config=True)
+    log_dir = Unicode(
+        None, allow_none=True,
+        help="Where session event logs go (<log_dir>/<session id>.jsonl). Unset: the "
+        "PLAN_WIDGETS_LOG_DIR environment variable, else <cwd>/.plan_widgets/sessions.",
+    ).tag(config=True)
     scripted = Unicode(None, allow_none=True, help="Scripted model file (offline).").tag(
         config=True
     )
@@ -70,14 +74,21 @@ class ClaudeMagics(Magics):
     @magic_arguments.argument("--approval-timeout", default=None, type=float, metavar="SECONDS",
                               help="seconds a decision waits before it is denied")
     @magic_arguments.argument("--resume", default=None, metavar="ID",
-                              help="resume a session by its id")
+                              help="resume a session by its id (see %%claude sessions): the "
+                              "CLI keeps its transcript, markers and plans come back from the "
+                              "event log (%%config ClaudeMagics.log_dir, else "
+                              "$PLAN_WIDGETS_LOG_DIR, else <cwd>/.plan_widgets/sessions)")
     @cell_magic
     def claude(self, line: str, cell: str) -> None:
         """Run the cell's body as one turn of a Claude Code session.
 
-        In a kernel the cell is rewritten to await the turn; this fallback (used when the
-        magic is called directly) starts the turn and returns at once.
+        The cell waits until the turn ends or until a decision (a plan, a question, a tool
+        permission) waits for you on a card; widgets stay live meanwhile. Defaults come from
+        ``%config ClaudeMagics.<option>`` (model, plan_model, mode, approval_timeout, log_dir,
+        scripted, wait). More: ``%claude --help``.
         """
+        # In a kernel the cell is rewritten to await run_cell (see transform_cell); this
+        # fallback, used when the magic is called directly, starts the turn and returns.
         loop = asyncio.get_event_loop()
         task = loop.create_task(run_cell(line, cell, background=True))
         if not loop.is_running():
@@ -110,7 +121,9 @@ def _parse(line: str) -> Any:
     except ValueError as e:
         raise _Usage(f"%%claude: {e}") from e
     if any(a in ("-h", "--help") for a in argv):
-        raise _Usage(parser.format_help())
+        help_text = parser.format_help()
+        body = help_text.split("\n\n", 2)[-1] if help_text.startswith("::") else help_text
+        raise _Usage(f"{_usage_line(parser)}\n\n{body}")
     return parser.parse_args(argv)
 
 
@@ -175,6 +188,10 @@ async def run_cell(line: str, body: str, background: bool = False) -> None:
     for n in notes:
         print(n)
     kernel = in_kernel()
+    if args.resume:
+        from ._commands import show_resumed
+
+        show_resumed(session)
     if kernel:
         from .widgets import WidgetTurnView
 
