@@ -46,6 +46,9 @@ class SessionStarted(_Base):
     model: str | None = None
     plan_model: str | None = None
     resumed_from: str | None = None
+    """The id of the session this one continues (its log is this log's beginning)."""
+    scripted: str | None = None
+    """The scripted-model file the session answers from (offline runs), if any."""
 
 
 class TurnStarted(_Base):
@@ -430,7 +433,8 @@ def _session_started(b: _Builder, e: SessionStarted) -> None:
     b.name = e.name
     b.cwd = e.cwd
     b.resting_mode = e.resting_mode
-    b.model = e.model
+    if e.model is not None or e.resumed_from is None:
+        b.model = e.model  # a resume that names no model keeps the one last reported
     b.plan_model = e.plan_model
     b.working = False
     # a new CLI process restarts its running cost total

@@ -35,15 +35,35 @@ def session(name: str = "default", **options: Any) -> Session:
     from ._session import Session
 
     s = _sessions.get(name)
+    given = {k: v for k, v in options.items() if v is not None}
+    if given.get("resume"):
+        given = resumed(given)
+        if s is not None and s.session_id != given["resume"] and not (s.dead or s.closed):
+            asyncio.get_running_loop().create_task(s.close())  # resume replaces it
+            s = None
     if s is not None and not (s.dead or s.closed):
         return s
-    opts = SessionOptions(name=name, **{k: v for k, v in options.items() if v is not None})
+    opts = SessionOptions(name=name, **given)
     opts = opts.validated()
     if not opts.scripted and not has_credentials(opts.env):
         raise OptionError(NO_CREDENTIALS)
     s = Session(opts)
     _sessions[name] = s
     return s
+
+
+def resumed(given: dict[str, Any]) -> dict[str, Any]:
+    """Options for resuming ``given["resume"]`` (an id, or the start of one): the full id,
+    and what the session was started with (cwd, resting mode, models, scripted model) as its
+    log tells, under the options given here. Unknown ids raise OptionError."""
+    from ._store import default_log_dir, resolve_session_id, resume_options
+
+    log_dir = default_log_dir(given.get("cwd"), given.get("log_dir"))
+    sid = resolve_session_id(str(given["resume"]), log_dir)
+    if sid is None:
+        raise OptionError(f"no session {given['resume']!r} in the event logs ({log_dir}); "
+                          "%claude sessions lists them")
+    return {**resume_options(sid, log_dir), **given, "resume": sid}
 
 
 async def obtain(name: str, wanted: dict[str, Any], defaults: dict[str, Any], *,
@@ -53,6 +73,11 @@ async def obtain(name: str, wanted: dict[str, Any], defaults: dict[str, Any], *,
 
     notes: list[str] = []
     s = _sessions.get(name)
+    if wanted.get("resume"):
+        given = {k: v for k, v in {"log_dir": defaults.get("log_dir"), **wanted}.items()
+                 if v is not None}
+        wanted = {**wanted, **{k: v for k, v in resumed(given).items() if k in (
+            "resume", "cwd", "mode", "model", "plan_model", "scripted")}}
     if s is not None and new:
         await s.close()
         s = None

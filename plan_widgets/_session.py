@@ -25,6 +25,7 @@ from . import _events as ev
 from ._decisions import Decision, PlanDecision, QuestionDecision, ToolDecision
 from ._gate import Gate
 from ._options import (
+    ALL_MODES,
     NO_CREDENTIALS,
     OptionError,
     SessionError,
@@ -149,6 +150,9 @@ class Session:
         self._why_model: str | None = None
         self._log: EventLog | None = None
         self._resume_source: Path | None = None
+        self._resume_mode: str | None = None
+        if self.options.resume:
+            self._load_resumed()
         self._owner = asyncio.get_running_loop().create_task(
             self._main(), name=f"claude:{self.name}"
         )
@@ -493,25 +497,10 @@ class Session:
             raise OptionError(NO_CREDENTIALS)
         self._cli_env = {**os.environ, **env}
 
-        log_dir = Path(default_log_dir(o.cwd, o.log_dir))
-        resumed_from = None
-        if o.resume:
-            self._resume_source = find_session_log(o.resume, log_dir)
-            if self._resume_source is not None:
-                from ._store import read_events
-
-                old = read_events(self._resume_source)
-                self.events = list(old)
-                self.state = ev.fold(old)
-                self._turn_count = self.state.turns
-                resumed_from = o.resume
-        self._log = EventLog(log_dir / f"{self.session_id}.jsonl")
-        if resumed_from is not None:
-            self._log.seq = self.state.last_event_seq
-            # decisions whose callback died with the old kernel can never be answered now
-            for dec_id in list(self.state.pending):
-                kind = self.state.decisions[dec_id].kind
-                self._emit(_expired_event(kind, dec_id))
+        if self._log is None:
+            log_dir = Path(default_log_dir(o.cwd, o.log_dir))
+            self._log = EventLog(log_dir / f"{self.session_id}.jsonl")
+        resumed_from = o.resume if self._resume_source is not None else None
 
         logging.getLogger("claude_agent_sdk").addHandler(_QUIET)  # we report failures
         with warnings.catch_warnings():
@@ -528,25 +517,59 @@ class Session:
                 model=o.model,
                 plan_model=o.plan_model,
                 resumed_from=resumed_from,
+                scripted=o.scripted,
             )
         )
         self._client = ClaudeSDKClient(options)
         await asyncio.wait_for(self._client.connect(), o.connect_timeout)
         self._connected.set()
         source = "resume" if o.resume else "start"
-        self._emit(ev.PlanMode(mode=o.mode, state="effective", source=source))
+        self._emit(ev.PlanMode(mode=self._resume_mode or o.mode, state="effective",
+                               source=source))
         # A mode requested before the CLI was up (toggle, --plan) is applied now.
         want = self.state.requested_mode
         if want and want != o.mode:
             await self._apply_mode(want, "user")
         self._changed()
 
+    def _load_resumed(self) -> None:
+        """Resume: fold the old log back into state (markers, history, cost), at once, so a
+        control bar shown now is already right; decisions that were pending when the old
+        kernel died are logged as expired (their callback is gone); the mode the session was
+        in (plan mode too) is the one the CLI restarts in."""
+        from ._store import LogError, read_events
+
+        o = self.options
+        log_dir = Path(default_log_dir(o.cwd, o.log_dir))
+        self._resume_source = find_session_log(self.session_id, log_dir)
+        self._log = EventLog(log_dir / f"{self.session_id}.jsonl")
+        if self._resume_source is None:
+            return
+        try:
+            old = read_events(self._resume_source)
+        except (OSError, LogError) as e:
+            raise OptionError(f"cannot resume {self.session_id}: {e}") from None
+        self.events = list(old)
+        self.state = ev.fold(old)
+        self._turn_count = self.state.turns
+        if self.state.mode in ALL_MODES:
+            self._gate_plan = self.state.mode == "plan"
+            if o.mode == "bypassPermissions" and self.state.mode != o.mode:
+                # the CLI allows bypass only if it starts in it: start there, then ask
+                self._requested_source = "resume"
+                self._emit(ev.PlanMode(mode=self.state.mode, state="requested", source="resume"))
+            else:
+                self._resume_mode = self.state.mode
+        for dec_id in list(self.state.pending):
+            kind = self.state.decisions[dec_id].kind
+            self._emit(_expired_event(kind, dec_id))
+
     def _sdk_options(self, cls: Any, env: dict[str, str]) -> Any:
         o = self.options
         return cls(
             cwd=o.cwd,
             model=o.model,
-            permission_mode=o.mode,  # type: ignore[arg-type]
+            permission_mode=self._resume_mode or o.mode,  # type: ignore[arg-type]
             can_use_tool=Gate(self),
             include_partial_messages=True,
             env=env,

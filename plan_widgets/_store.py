@@ -1,7 +1,13 @@
 """The event log: one JSONL file per session, ``<log dir>/<session_id>.jsonl``.
 
+Where: the ``log_dir`` option (``plan_widgets.session(log_dir=...)``, ``%config
+ClaudeMagics.log_dir = "..."``), else the ``PLAN_WIDGETS_LOG_DIR`` environment variable, else
+``<session cwd>/.plan_widgets/sessions`` (see :func:`default_log_dir`). A scripted model's
+request log sits next to it (``<session_id>.requests.jsonl``; not an event log).
+
 Lines are appended and flushed one event at a time. A crash can leave a torn last line; it is
-ignored on reading and cut off before the next append. Secrets are redacted before writing.
+ignored on reading and cut off before the next append. Secrets (API keys, tokens, passwords)
+are redacted before writing: they never reach the file.
 """
 
 from __future__ import annotations
@@ -391,6 +397,39 @@ def find_session_log(session_id: str,
         return exact
     found = [p for p in _session_files(d) if p.stem.startswith(session_id)]
     return found[0] if len(found) == 1 else None
+
+
+def resolve_session_id(session_id: str,
+                       log_dir: str | os.PathLike[str] | None = None) -> str | None:
+    """The full id of the session whose log is ``session_id`` (or starts with it), or None."""
+    path = find_session_log(session_id, log_dir)
+    return path.stem if path is not None else None
+
+
+def resume_options(session_id: str,
+                   log_dir: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """The options a session was last started with, read from its log, for resuming it:
+    ``cwd``, ``mode`` (resting), ``model``, ``plan_model`` and ``scripted`` (those it had;
+    a directory or script file that no longer exists is left out). Empty if no log."""
+    path = find_session_log(session_id, log_dir)
+    if path is None:
+        return {}
+    last = None
+    for e in read_events(path):
+        if e.type == "session:started":
+            last = e
+    if last is None:
+        return {}
+    out: dict[str, Any] = {"mode": last.resting_mode}
+    if last.cwd and Path(last.cwd).is_dir():
+        out["cwd"] = last.cwd
+    if last.model:
+        out["model"] = last.model
+    if last.plan_model:
+        out["plan_model"] = last.plan_model
+    if last.scripted and Path(last.scripted).is_file():
+        out["scripted"] = last.scripted
+    return out
 
 
 def summarize_state(state: SessionState, path: Path) -> SessionSummary:
