@@ -262,7 +262,8 @@ class Session:
         """Request a permission mode; the marker shows it pending until the CLI confirms."""
         self._check_alive()
         self._gate_plan = mode == "plan"
-        if mode != "plan" and self.options.mode != mode and source == "user":
+        resting = self.options.mode
+        if mode != "plan" and resting != mode and source == "user":
             self.options = self.options.with_(mode=mode)
         if self.state.mode == mode and self.state.requested_mode is None:
             return
@@ -271,6 +272,8 @@ class Session:
         if not self._connected.is_set():
             return  # applied once connected
         await self._apply_mode(mode, source)
+        if self.state.refused and self.options.mode == mode != resting:
+            self.options = self.options.with_(mode=resting)  # the CLI said no: keep the old
 
     async def set_model(self, model: str | None, *, why: str = "requested") -> None:
         """Switch the model for the next request (the marker follows what the CLI reports)."""

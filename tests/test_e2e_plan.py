@@ -217,3 +217,17 @@ def test_plan_model_plans_and_resting_model_executes(kernel: Kernel, workdir: Pa
     switched = kernel.eval("[(e.to_model) for e in plan_widgets.get().events "
                            "if e.type == 'model:switched']")
     assert "claude-plan-model" in switched and "claude-exec-model" in switched
+
+
+def test_a_refused_mode_change_shows_the_refusal(kernel: Kernel, workdir: Path) -> None:
+    # The CLI refuses bypassPermissions unless the session started with it (FIELD-NOTES).
+    kernel.execute("%%claude --scripted plan_guard.yaml\nhello")
+    out = kernel.execute("%%claude --mode bypassPermissions\nhello again")
+    assert "Traceback" not in out["text"]
+    assert kernel.wait_until(lambda: "refused" in mode_marker(kernel), 30)
+    assert mode_marker(kernel).startswith("mode default")
+    assert kernel.eval("plan_widgets.get().mode") == "'default'"
+    assert kernel.eval("plan_widgets.get().options.mode") == "'default'"  # approval target
+    refused = kernel.eval("[e.mode for e in plan_widgets.get().events "
+                          "if e.type == 'plan:mode' and e.state == 'refused']")
+    assert refused == "['bypassPermissions']"
