@@ -32,6 +32,7 @@ from ._options import (
     SessionOptions,
     has_credentials,
 )
+from ._procgroup import own_process_group
 from ._store import EventLog, default_log_dir, find_session_log
 
 CONTROL_TIMEOUT = 15.0
@@ -524,7 +525,8 @@ class Session:
             )
         )
         self._client = ClaudeSDKClient(options)
-        await asyncio.wait_for(self._client.connect(), o.connect_timeout)
+        with own_process_group():  # the kernel's interrupt (SIGINT to its group) spares the CLI
+            await asyncio.wait_for(self._client.connect(), o.connect_timeout)
         self._connected.set()
         source = "resume" if o.resume else "start"
         self._emit(ev.PlanMode(mode=self._resume_mode or o.mode, state="effective",

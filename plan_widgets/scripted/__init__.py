@@ -77,7 +77,8 @@ class ScriptedModel:
     def start(self) -> ScriptedModel:
         """Start the server and wait (bounded) until it listens."""
         self._proc = subprocess.Popen(self._argv(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                      stderr=subprocess.PIPE, cwd=self.cwd)
+                                      stderr=subprocess.PIPE, cwd=self.cwd,
+                                      start_new_session=True)
         import selectors
 
         sel = selectors.DefaultSelector()
@@ -104,7 +105,8 @@ class ScriptedModel:
         m = cls(script, log_path, cwd)
         m._proc = await asyncio.create_subprocess_exec(
             *m._argv(), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, cwd=m.cwd)
+            stderr=asyncio.subprocess.PIPE, cwd=m.cwd,
+            start_new_session=True)  # a kernel interrupt (SIGINT to its group) spares it
         try:
             line = await asyncio.wait_for(m._proc.stdout.readline(), START_TIMEOUT)
         except asyncio.TimeoutError:
