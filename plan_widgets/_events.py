@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Annotated, Any, Literal, NamedTuple, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
 Actor = Literal["user", "code", "timeout", "interrupt", "close", "cli", "gate", "restart"]
 ModeState = Literal["requested", "effective", "refused"]
@@ -65,7 +65,13 @@ class TurnEnded(_Base):
     """The SDK ResultMessage.subtype, or "interrupted" / "cli_died"."""
     is_error: bool = False
     cost_usd: float | None = None
-    """``ResultMessage.total_cost_usd``: the running total of the CLI process."""
+    """``ResultMessage.total_cost_usd``: the running total of the CLI process (a NaN or an
+    infinity becomes None: JSON cannot hold them, and the log must read back as written)."""
+
+    @field_validator("cost_usd")
+    @classmethod
+    def _finite(cls, v: float | None) -> float | None:
+        return v if v is None or math.isfinite(v) else None
     input_tokens: int = 0
     output_tokens: int = 0
     duration_ms: int | None = None

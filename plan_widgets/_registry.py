@@ -60,6 +60,15 @@ def resumed(given: dict[str, Any]) -> dict[str, Any]:
 
     log_dir = default_log_dir(given.get("cwd"), given.get("log_dir"))
     sid = resolve_session_id(str(given["resume"]), log_dir)
+    if sid is None and not (given.get("cwd") or given.get("log_dir")):
+        # a session of this kernel (closed, or dead) logged elsewhere (--cwd): its own log
+        for s in _sessions.values():
+            path = s._log.path if s._log is not None else None
+            if s.session_id.startswith(str(given["resume"])) and path and path.is_file():
+                log_dir = path.parent
+                given = {**given, "log_dir": str(log_dir)}
+                sid = s.session_id
+                break
     if sid is None:
         raise OptionError(f"no session {given['resume']!r} in the event logs ({log_dir}); "
                           "%claude sessions lists them")
