@@ -7,6 +7,11 @@ Use ``%load_ext plan_widgets``, then a ``%%claude`` cell. From code::
     decision = await s.wait_for_decision(timeout=30)
     decision.approve()
     await turn
+
+History: each session appends its events to ``<cwd>/.plan_widgets/sessions/<id>.jsonl``
+(``log_dir=`` / ``%config ClaudeMagics.log_dir`` / ``$PLAN_WIDGETS_LOG_DIR`` move it);
+``list_sessions()`` summarizes the logs, ``fold(read_events(path))`` is a session's state, and
+``session(resume=ID)`` continues one after a kernel restart.
 """
 
 from __future__ import annotations
@@ -29,8 +34,11 @@ __all__ = [
     "SessionOptions",
     "ToolDecision",
     "Turn",
+    "fold",
     "get",
+    "list_sessions",
     "load_ipython_extension",
+    "read_events",
     "session",
     "sessions",
     "unload_ipython_extension",
@@ -43,6 +51,9 @@ _LAZY = {
     "PlanDecision": "._decisions",
     "QuestionDecision": "._decisions",
     "ToolDecision": "._decisions",
+    "fold": "._events",
+    "list_sessions": "._store",
+    "read_events": "._store",
 }
 
 

@@ -329,8 +329,12 @@ def _resume(magics: Any, name: str, rest: list[str]) -> Any:
         sid = rest[0]
     else:
         live = {s.session_id for s in _registry.sessions().values() if not (s.dead or s.closed)}
-        found = [i for i in list_sessions(log_dir) if i.session_id not in live]
+        logs = list_sessions(log_dir)
+        found = [i for i in logs if i.session_id not in live]
         if not found:
+            if logs:
+                raise OptionError("no other session to resume: every session in the logs "
+                                  f"({log_dir}) runs in this kernel")
             raise OptionError(f"no session to resume: no event logs in {log_dir}")
         sid = found[0].session_id
     options: dict[str, Any] = {
@@ -338,6 +342,11 @@ def _resume(magics: Any, name: str, rest: list[str]) -> Any:
         "approval_timeout": getattr(magics, "approval_timeout", None), "scripted": scripted,
     }
     logged = _registry.resumed({k: v for k, v in options.items() if v is not None})
+    for live in _registry.sessions().values():
+        if live.session_id == logged["resume"] and not (live.dead or live.closed):
+            print(f"session {live.session_id} is running in this kernel as {live.name!r}")
+            display(_registry.control_bar(live))
+            return None
     if not logged.get("scripted") and getattr(magics, "scripted", None):
         options["scripted"] = magics.scripted
     s = _registry.session(name, **options)
