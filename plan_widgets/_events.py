@@ -62,7 +62,8 @@ class TurnEnded(_Base):
     type: Literal["turn:ended"] = "turn:ended"
     turn: int
     result: str
-    """The SDK ResultMessage.subtype, or "interrupted" / "cli_died"."""
+    """The SDK ResultMessage.subtype, or "interrupted" / "cli_died" / "restarted" (the kernel
+    stopped during the turn; written when the session is resumed)."""
     is_error: bool = False
     cost_usd: float | None = None
     """``ResultMessage.total_cost_usd``: the running total of the CLI process (a NaN or an

@@ -568,6 +568,9 @@ class Session:
         for dec_id in list(self.state.pending):
             kind = self.state.decisions[dec_id].kind
             self._emit(_expired_event(kind, dec_id))
+        if self.state.working:  # the old kernel died in the middle of a turn
+            self._emit(ev.TurnEnded(turn=self.state.turns, result="restarted", is_error=True,
+                                    message="the kernel stopped before this turn ended"))
 
     def _sdk_options(self, cls: Any, env: dict[str, str]) -> Any:
         o = self.options

@@ -120,6 +120,10 @@ def test_resume_after_a_kernel_restart_restores_markers_plans_cost_and_context(
         assert k.eval(f"plan_widgets.get().state.decisions[{pending!r}].by") == "'restart'"
         assert k.eval("plan_widgets.get().pending") == "None"
         assert k.eval("plan_widgets.get().state.pending") == "[]"
+        # the turn the old kernel died in is over, and says why
+        assert k.eval("plan_widgets.get().state.working") == "False"
+        assert k.eval("plan_widgets.get().state.errors") == (
+            "('turn 2 restarted: the kernel stopped before this turn ended',)")
         # ... and nothing about it looks answerable: no buttons, an expired status
         history = k.html_text()
         assert "Expired: the kernel restarted before an answer" in history
@@ -151,6 +155,7 @@ def test_resume_after_a_kernel_restart_restores_markers_plans_cost_and_context(
         out = k.execute("%claude log")
         table = html_of(out)
         assert "plan:decided" in table and f"plan {pending} expired by restart" in table
+        assert "turn 2 restarted" in table
         assert "&lt;b onmouseover" in table and "<b onmouseover" not in table
         assert "session:started" in table and "resumed in" in table
         # one log, one CLI transcript: the same session went on
@@ -216,6 +221,10 @@ def test_log_location_is_configurable(workdir: Path, tmp_path: Path) -> None:
         sid = k.eval("plan_widgets.get().session_id").strip("'")
         assert (env_dir / f"{sid}.jsonl").is_file()
         assert not (workdir / ".plan_widgets" / "sessions" / f"{sid}.jsonl").exists()
+        # the log_dir option of the Python API
+        k.execute("s3 = plan_widgets.session('api', scripted='resume_plan.yaml', "
+                  "log_dir='api-logs')\nawait s3.ask('hello from code').wait(60)")
+        assert (workdir / "api-logs" / f"{k.eval('s3.session_id').strip(chr(39))}.jsonl").is_file()
         # %config wins over the environment
         k.execute("%config ClaudeMagics.log_dir = 'my-logs'")
         k.execute("%%claude --session other --scripted resume_plan.yaml\nhello again")
