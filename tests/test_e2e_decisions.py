@@ -1,0 +1,323 @@
+"""Issue 4 end to end: every decision is a card, and every pending decision ends.
+
+A real kernel over the Jupyter protocol, the real CLI bundled with the SDK, the scripted model on
+127.0.0.1. Clicks and field edits are sent as a frontend sends them (comm messages). What the
+model received is read back from the scripted model's request log.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from kernel import Kernel
+
+pytestmark = pytest.mark.e2e
+
+COLOR_Q = "Which color should the banner use?"
+SIZES_Q = "Which sizes should be generated?"
+
+
+# -- helpers ---------------------------------------------------------------------------------
+def requests_of(workdir: Path) -> list[dict]:
+    """Every non-ping request the scripted model served in ``workdir`` (all sessions)."""
+    out = []
+    for f in sorted((workdir / ".plan_widgets" / "sessions").glob("*.requests.jsonl")):
+        for line in f.read_text().splitlines():
+            r = json.loads(line)
+            if not r.get("ping"):
+                out.append(r)
+    return out
+
+
+def tool_results(workdir: Path) -> str:
+    """Every tool result the model received, joined."""
+    return "\n".join(r.get("tool_result") or "" for r in requests_of(workdir))
+
+
+def card_status(k: Kernel, kind: str) -> str:
+    """The status line of the newest card of ``kind`` (plan, question, tool), as plain text."""
+    import re
+
+    with k._lock:
+        for cid in reversed(k.widget_order):
+            s = k.widgets.get(cid, {})
+            if s.get("_model_name") == "VBoxModel" and f"pw-card-{kind}" in s.get(
+                "_dom_classes", []
+            ):
+                status_ref = s["children"][-1]
+                status = k.widgets.get(status_ref.removeprefix("IPY_MODEL_"), {})
+                return re.sub(r"<[^>]+>", "", str(status.get("value", "")))
+    return ""
+
+
+def wait_status(k: Kernel, kind: str, *words: str, timeout: float = 30) -> str:
+    """Wait until the newest ``kind`` card's status line has every word; returns it."""
+    return k.wait_until(
+        lambda: (lambda t: t if all(w in t for w in words) else None)(card_status(k, kind)),
+        timeout, f"{kind} card status with {words} (now {card_status(k, kind)!r})",
+    )
+
+
+def buttons(k: Kernel, *descriptions: str) -> list[str]:
+    return [c for d in descriptions for c in k.find_widgets("ButtonModel", description=d)]
+
+
+def all_disabled(k: Kernel, ids: list[str], timeout: float = 10) -> bool:
+    assert ids
+    return k.wait_until(lambda: all(k.widgets[c].get("disabled") for c in ids), timeout,
+                        "card controls disabled")
+
+
+def settle(k: Kernel, timeout: float = 30) -> str:
+    """Wait (bounded, in the kernel) until the default session is idle or waits for the user."""
+    out = k.execute(f"print(await plan_widgets.get().wait({timeout}))", timeout=timeout + 30)
+    return out["text"].strip()
+
+
+def start_plan(k: Kernel, extra: str = "") -> dict:
+    """A --plan turn of dec_plan.yaml; returns once the plan card waits for the user."""
+    out = k.execute(f"%%claude --scripted dec_plan.yaml --plan {extra}\nPlan the work")
+    k.wait_widget("ButtonModel", description="Approve")
+    assert k.eval("plan_widgets.get().pending.kind") == "'plan'"
+    return out
+
+
+def assert_usable_after(k: Kernel, workdir: Path) -> None:
+    """The session takes the next turn, and nothing of the plan ran."""
+    out = k.execute("%%claude\nhello again", timeout=90)
+    assert "Traceback" not in out["text"]
+    k.wait_until(lambda: any("Hello again to you!" in m for m in k.markdown_outputs()), 30,
+                 "the next turn's reply")
+    assert not (workdir / "work.py").exists()
+
+
+# -- questions -------------------------------------------------------------------------------
+def test_question_answered_by_clicks(kernel: Kernel, workdir: Path) -> None:
+    out = kernel.execute("%%claude --scripted dec_question.yaml\nPlease ask me about the banner")
+    assert "Waiting for your decision (question)" in out["text"]
+    radio = kernel.wait_widget("RadioButtonsModel")
+    multi = kernel.wait_widget("SelectMultipleModel")
+    assert kernel.widgets[radio]["_options_labels"] == ["Red", "Blue"]
+    assert kernel.widgets[multi]["_options_labels"] == ["Small", "Medium", "Large"]
+    # headers, questions and option descriptions are on the card
+    text = kernel.html_text() + "\n".join(kernel.markdown_outputs())
+    for part in ("Color", COLOR_Q, "Sizes", SIZES_Q, "calm and cool", "1440 px"):
+        assert part in text, part
+    others = kernel.find_widgets("TextModel", placeholder="Other (free text)")
+    assert len(others) == 2
+    # pick as the browser does: selection widgets sync their index
+    kernel.send_comm(radio, {"method": "update", "state": {"index": 1}, "buffer_paths": []})
+    kernel.send_comm(multi, {"method": "update", "state": {"index": [0, 2]},
+                             "buffer_paths": []})
+    kernel.set_value(others[1], "Huge")
+    kernel.click(kernel.wait_widget("ButtonModel", description="Submit"))
+    wait_status(kernel, "question", "Answered")
+    assert settle(kernel) == "idle"
+    # the model read the answers: single choice, several choices comma-joined, Other appended
+    got = tool_results(workdir)
+    assert f'"{COLOR_Q}"="Blue"' in got, got
+    assert f'"{SIZES_Q}"="Small, Large, Huge"' in got, got
+    md = "\n".join(kernel.markdown_outputs())
+    assert "ANSWERS:" in md and "Blue" in md
+    all_disabled(kernel, [radio, multi, *others, *buttons(kernel, "Submit")])
+    events = kernel.eval(
+        "[(e.outcome, e.by, e.answers) for e in plan_widgets.get().events "
+        "if e.type == 'question:answered']")
+    assert "'answered', 'user'" in events and "Small, Large, Huge" in events
+
+
+def test_question_submit_without_choice_asks_again(kernel: Kernel) -> None:
+    kernel.execute("%%claude --scripted dec_question.yaml\nPlease ask me about the banner")
+    kernel.click(kernel.wait_widget("ButtonModel", description="Submit"))
+    wait_status(kernel, "question", "Pick an option")
+    assert kernel.eval("plan_widgets.get().pending.kind") == "'question'"
+
+
+def test_question_answered_in_code(kernel: Kernel, workdir: Path) -> None:
+    kernel.execute("%%claude --scripted dec_question.yaml\nPlease ask me about the banner")
+    kernel.wait_widget("ButtonModel", description="Submit")
+    # keyed by the question text or its header; several choices as a list
+    kernel.execute(
+        "s = plan_widgets.get()\n"
+        f"s.pending.answer({{{COLOR_Q!r}: 'Red', 'Sizes': ['Medium', 'Large']}})")
+    wait_status(kernel, "question", "Answered")
+    all_disabled(kernel, buttons(kernel, "Submit"))
+    assert settle(kernel) == "idle"
+    got = tool_results(workdir)
+    assert f'"{COLOR_Q}"="Red"' in got and f'"{SIZES_Q}"="Medium, Large"' in got, got
+    # a question that does not exist is a clear error, not a silent answer
+    kernel.execute("%%claude\nPlease ask me about the banner")
+    kernel.wait_widget("ButtonModel", description="Submit", count=2)
+    out = kernel.execute("plan_widgets.get().pending.answer({'Shape?': 'round'})",
+                         allow_error=True)
+    assert "no such question" in out["text"]
+    assert kernel.eval("plan_widgets.get().pending is not None") == "True"
+
+
+# -- tool permissions (resting mode `default`) -----------------------------------------------
+def test_tool_allowed_by_click(kernel: Kernel, workdir: Path) -> None:
+    out = kernel.execute("%%claude --scripted dec_tool.yaml\nPlease write two files")
+    assert "Waiting for your decision (tool)" in out["text"]
+    allow = kernel.wait_widget("ButtonModel", description="Allow")
+    # the card shows the path and the content to be written; the CLI suggested a rule
+    assert "first.txt" in kernel.html_text() + "\n".join(kernel.markdown_outputs())
+    assert kernel.find_widgets("ButtonModel", description="Always allow")
+    assert not (workdir / "first.txt").exists()
+    kernel.click(allow)
+    wait_status(kernel, "tool", "Allowed")
+    kernel.wait_until(lambda: (workdir / "first.txt").exists(), 30, "first.txt written")
+    # the second write asks again (Allow was for one call only)
+    kernel.click(kernel.wait_widget("ButtonModel", description="Allow", count=2))
+    assert settle(kernel) == "idle"
+    assert (workdir / "second.txt").read_text() == "two\n"
+    assert "Both files written" in "\n".join(kernel.markdown_outputs())
+    assert kernel.eval("plan_widgets.get().mode") == "'default'"
+
+
+def test_tool_always_allowed_applies_the_suggestions(kernel: Kernel, workdir: Path) -> None:
+    kernel.execute("%%claude --scripted dec_tool.yaml\nPlease write two files")
+    kernel.click(kernel.wait_widget("ButtonModel", description="Always allow"))
+    wait_status(kernel, "tool", "Always allowed")
+    assert settle(kernel) == "idle"
+    # the CLI's suggestion (acceptEdits for the session) was applied: no second card
+    assert (workdir / "first.txt").exists() and (workdir / "second.txt").exists()
+    assert len(kernel.find_widgets("ButtonModel", description="Allow")) == 1
+    assert kernel.eval("plan_widgets.get().mode") == "'acceptEdits'"
+    asked = kernel.eval("sum(e.type == 'tool:requested' for e in plan_widgets.get().events)")
+    assert asked == "1"
+
+
+def test_tool_denied_with_reason(kernel: Kernel, workdir: Path) -> None:
+    kernel.execute("%%claude --scripted dec_tool.yaml\nPlease write two files")
+    reason = kernel.wait_widget("TextModel", placeholder="Reason (optional)")
+    kernel.set_value(reason, "not in this folder please")
+    kernel.click(kernel.wait_widget("ButtonModel", description="Deny"))
+    wait_status(kernel, "tool", "Denied", "not in this folder please")
+    assert settle(kernel) == "idle"
+    assert not (workdir / "first.txt").exists()
+    assert "not in this folder please" in tool_results(workdir)
+    md = "\n".join(kernel.markdown_outputs())
+    assert "The write did not happen" in md
+    all_disabled(kernel, buttons(kernel, "Allow", "Always allow", "Deny"))
+
+
+def test_tool_decided_in_code(kernel: Kernel, workdir: Path) -> None:
+    kernel.execute("%%claude --scripted dec_tool.yaml\nPlease write two files")
+    kernel.wait_widget("ButtonModel", description="Allow")
+    kernel.execute("plan_widgets.get().pending.allow()")
+    kernel.wait_widget("ButtonModel", description="Allow", count=2)
+    kernel.execute("plan_widgets.get().pending.deny('only one file')")
+    assert settle(kernel) == "idle"
+    assert (workdir / "first.txt").exists() and not (workdir / "second.txt").exists()
+    assert "only one file" in tool_results(workdir)
+
+
+# -- every pending decision ends -------------------------------------------------------------
+def test_timeout_expires_and_never_approves(kernel: Kernel, workdir: Path) -> None:
+    out = start_plan(kernel, "--approval-timeout 2")
+    assert "expires in 2 s" in out["text"]
+    wait_status(kernel, "plan", "Expired", "timed out")
+    assert settle(kernel) == "idle"
+    all_disabled(kernel, buttons(kernel, "Approve", "Keep planning"))
+    assert "No answer came from the user within 2 s" in tool_results(workdir)
+    assert not (workdir / "work.py").exists()
+    assert kernel.eval("plan_widgets.get().mode") == "'plan'"
+    outcome = kernel.eval("[(d.status, d.by) for d in plan_widgets.get().state.decisions.values()]")
+    assert outcome == "[('expired', 'timeout')]"
+
+
+def test_interrupt_button_cancels_a_pending_plan(kernel: Kernel, workdir: Path) -> None:
+    start_plan(kernel)
+    kernel.click(kernel.wait_widget("ButtonModel", description="Interrupt"))
+    wait_status(kernel, "plan", "Cancelled", "interrupted")
+    all_disabled(kernel, buttons(kernel, "Approve", "Approve, auto-accept edits",
+                                 "Keep planning"))
+    assert settle(kernel) == "idle"
+    assert not (workdir / "work.py").exists()
+    assert_usable_after(kernel, workdir)
+
+
+def test_interrupt_magic_cancels_a_pending_plan(kernel: Kernel, workdir: Path) -> None:
+    start_plan(kernel)
+    out = kernel.execute("%claude interrupt")
+    assert "interrupt sent" in out["text"]
+    wait_status(kernel, "plan", "Cancelled", "interrupted")
+    all_disabled(kernel, buttons(kernel, "Approve", "Keep planning"))
+    assert settle(kernel) == "idle"
+    assert not (workdir / "work.py").exists()
+    # a late click on the old card changes nothing
+    kernel.click(buttons(kernel, "Approve")[0])
+    assert_usable_after(kernel, workdir)
+    outcome = kernel.eval("[(d.status, d.by) for d in plan_widgets.get().state.decisions.values()]")
+    assert outcome == "[('cancelled', 'interrupt')]"
+
+
+def test_kernel_interrupt_while_the_cell_waits(kernel: Kernel, workdir: Path) -> None:
+    # the model takes its time: the %%claude cell is still waiting when the user presses stop
+    cell = kernel.start("%%claude --scripted dec_slow.yaml --plan\nPlan the slow work")
+    kernel.wait_until(lambda: requests_of(workdir), 60, "the model request")
+    kernel.interrupt()
+    kernel.wait_until(lambda: "Interrupted" in kernel.outputs(cell)["text"], 30,
+                      "the cell to say it was interrupted")
+    assert "Traceback" not in kernel.outputs(cell)["text"]
+    assert settle(kernel) == "idle"
+    assert not kernel.find_widgets("ButtonModel", description="Approve")
+    assert kernel.eval("1 + 1") == "2"
+    assert_usable_after(kernel, workdir)
+
+
+def test_cli_withdrawing_the_request_is_shown(kernel: Kernel, workdir: Path) -> None:
+    # An interrupt that reaches the CLI without going through the session: the CLI sends
+    # control_cancel_request, the pending callback is cancelled, the card says so.
+    start_plan(kernel)
+    kernel.execute("s = plan_widgets.get()\nawait s._client.interrupt()")
+    wait_status(kernel, "plan", "Cancelled", "withdrawn by the CLI")
+    all_disabled(kernel, buttons(kernel, "Approve", "Keep planning"))
+    assert settle(kernel) == "idle"
+    assert not (workdir / "work.py").exists()
+
+
+def test_stop_cancels_a_pending_plan(kernel: Kernel, workdir: Path) -> None:
+    start_plan(kernel)
+    out = kernel.execute("%claude stop")
+    assert "%claude resume" in out["text"]
+    wait_status(kernel, "plan", "Cancelled", "session closed")
+    all_disabled(kernel, buttons(kernel, "Approve", "Keep planning"))
+    kernel.wait_until(lambda: kernel.eval("plan_widgets.get().status") == "'closed'", 30,
+                      "the session to close")
+    assert not (workdir / "work.py").exists()
+    assert kernel.eval("1 + 1") == "2"
+
+
+def test_close_cancels_a_pending_question(kernel: Kernel, workdir: Path) -> None:
+    kernel.execute("%%claude --scripted dec_question.yaml\nPlease ask me about the banner")
+    kernel.wait_widget("ButtonModel", description="Submit")
+    kernel.execute("await plan_widgets.get().close()", timeout=60)
+    wait_status(kernel, "question", "Cancelled", "session closed")
+    all_disabled(kernel, buttons(kernel, "Submit"))
+    # a new cell starts a fresh session
+    out = kernel.execute("%%claude\nhello there", timeout=90)
+    assert "Traceback" not in out["text"]
+    kernel.wait_until(lambda: any("You said: hello there" in m
+                                  for m in kernel.markdown_outputs()), 30, "the reply")
+
+
+# -- pure logic: the card (no kernel) --------------------------------------------------------
+def test_always_allow_is_shown_only_with_suggestions() -> None:
+    import asyncio
+
+    from plan_widgets._decisions import ToolDecision
+    from plan_widgets.widgets._cards import ToolCard
+
+    async def make() -> tuple[ToolCard, ToolCard]:
+        bare = ToolCard(ToolDecision("Bash", {"command": "ls"}, []))
+        rich = ToolCard(ToolDecision("Bash", {"command": "ls"}, [object()]))
+        return bare, rich
+
+    bare, rich = asyncio.run(make())
+    assert bare.always_button not in bare.actions.children
+    assert rich.always_button in rich.actions.children
+    assert bare.decision.allow(always=True)
+    assert bare.decision.outcome is not None and bare.decision.outcome.status == "allowed"
