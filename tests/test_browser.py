@@ -312,7 +312,7 @@ def test_plan_mode_notebook_in_a_real_browser(tmp_path: Path) -> None:
             status = card.locator(".widget-html").last
             expect(status).not_to_contain_text("Waiting for you")
             expect(status).to_contain_text("Approved", timeout=1000)
-            expect(confirmed).to_have_text(f"mode {resting}", timeout=CELL_TIMEOUT * 1000)
+            expect(confirmed).to_have_text(f"mode {resting}")
 
             # 4. The approved work runs in the same turn: the file is written, the turn ends
             # well (its footer shows ✓). The agent works in a scratch folder of the notebook's
@@ -324,6 +324,7 @@ def test_plan_mode_notebook_in_a_real_browser(tmp_path: Path) -> None:
             written = [p for d in (root, Path(env["TMPDIR"])) for p in d.rglob(WRITTEN)]
             assert written, "the approved plan's file was not written"
             card.screenshot(path=str(ARTIFACTS / "plan-card-approved.png"))
+            turn.screenshot(path=str(ARTIFACTS / "plan-turn.png"))
 
             # 5. The rest of the notebook runs (its own checks of mode, file and events).
             while i < n:
