@@ -157,7 +157,9 @@ def _sessions(magics: Any) -> None:
         if info.session_id in seen:
             continue
         rows.append([info.session_id, info.name or "?", _when(info.started), info.turns,
-                     f"${info.cost_usd:.4f}", info.last_mode or "?", info.pending, "log"])
+                     f"${info.cost_usd:.4f}", info.last_mode or "?",
+                     # its callbacks died with the kernel that asked: resume expires them
+                     f"{info.pending} unanswered" if info.pending else 0, "log"])
     if not rows:
         print(f"no sessions yet (no event logs in {_log_dir(magics)})")
         return
@@ -400,8 +402,8 @@ def decision_status(d: Any) -> str:
         text += f": {_BY[d.by]}"
     if d.status == "approved" and d.mode_after:
         text += f" (then mode {d.mode_after})"
-    if d.superseded:
-        text += " · superseded by a revised plan"
+    if d.superseded and d.status != "approved":
+        text += " · superseded by a later plan"
     return text
 
 

@@ -1,0 +1,199 @@
+"""``%claude sessions / log / cost / plans / resume`` over real log files (no kernel, no CLI).
+
+The tables are checked where a user would be hurt: hostile text from a plan or a prompt
+must reach the page escaped, ids resolve by their start, and bad input is one line.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from plan_widgets import _commands, _registry
+from plan_widgets import _events as ev
+from plan_widgets._magics import _Usage
+from plan_widgets._options import OptionError
+from plan_widgets._store import LOG_DIR_ENV, EventLog, resume_options
+
+HOSTILE = '<img src=x onerror="window.pwned=1"> & <script>alert(1)</script>'
+
+
+class Magics:
+    """What the commands read from ``ClaudeMagics``."""
+
+    def __init__(self, log_dir: Path) -> None:
+        self.log_dir = str(log_dir)
+        self.scripted = None
+        self.approval_timeout = 60.0
+
+
+@pytest.fixture(autouse=True)
+def _clean(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(LOG_DIR_ENV, raising=False)
+    monkeypatch.setattr(_registry, "_sessions", {})
+
+
+@pytest.fixture
+def shown(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, str]]:
+    out: list[dict[str, str]] = []
+    monkeypatch.setattr(_commands, "display", lambda obj, raw=False: out.append(obj))
+    return out
+
+
+def write_session(log_dir: Path, sid: str, *, name: str = "default", ts: float = 1.0e9,
+                  pending: bool = True, cwd: str = "/w", scripted: str | None = None
+                  ) -> list[Any]:
+    events: list[Any] = [
+        ev.SessionStarted(session_id=sid, name=name, cwd=cwd, resting_mode="acceptEdits",
+                          model="m-1", scripted=scripted, ts=ts),
+        ev.PlanMode(mode="acceptEdits", state="effective", source="start", ts=ts + 1),
+        ev.TurnStarted(turn=1, prompt=f"first {HOSTILE}", plan=True, ts=ts + 2),
+        ev.PlanMode(mode="plan", state="effective", source="user", ts=ts + 3),
+        ev.ModelSwitched(to_model="m-1", why="start", ts=ts + 4),
+        ev.PlanProposed(decision_id="pa", plan=f"# Plan A\n\n{HOSTILE}", ts=ts + 5),
+        ev.PlanDecided(decision_id="pa", outcome="approved", mode_after="acceptEdits",
+                       by="user", ts=ts + 6),
+        ev.PlanMode(mode="acceptEdits", state="effective", source="approval", ts=ts + 7),
+        ev.TurnEnded(turn=1, result="success", cost_usd=0.5, input_tokens=100,
+                     output_tokens=20, ts=ts + 8),
+    ]
+    if pending:
+        events += [
+            ev.TurnStarted(turn=2, prompt="second", plan=True, ts=ts + 9),
+            ev.PlanMode(mode="plan", state="effective", source="user", ts=ts + 10),
+            ev.PlanProposed(decision_id="pb", plan="# Plan B", ts=ts + 11),
+        ]
+    with EventLog(log_dir / f"{sid}.jsonl") as log:
+        return [log.append(e) for e in events]
+
+
+def test_sessions_lists_the_logs_newest_first(tmp_path: Path, shown: list[Any]) -> None:
+    write_session(tmp_path, "aaaa-1111", ts=1.0e9)
+    write_session(tmp_path, "bbbb-2222", name="other", ts=1.1e9, pending=False)
+    (tmp_path / "aaaa-1111.requests.jsonl").write_text("{}\n")  # not an event log
+    _commands.run(Magics(tmp_path), "sessions")
+    [table] = shown
+    text = table["text/plain"].splitlines()
+    assert text[0].split() == ["id", "name", "started", "turns", "cost", "last", "mode",
+                               "pending", "where"]
+    assert text[1].split()[:2] == ["bbbb-2222", "other"]
+    assert text[2].split()[:2] == ["aaaa-1111", "default"]
+    assert "$0.5000" in text[2] and "1 unanswered" in text[2] and " plan " in text[2]
+    assert "<td style=\"text-align:left\">2</td>" in table["text/html"]
+
+
+def test_sessions_without_logs_says_where_it_looked(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    _commands.run(Magics(tmp_path / "none"), "sessions")
+    assert f"no sessions yet (no event logs in {tmp_path / 'none'})" in capsys.readouterr().out
+
+
+def test_log_is_an_escaped_table(tmp_path: Path, shown: list[Any]) -> None:
+    write_session(tmp_path, "aaaa-1111")
+    _commands.run(Magics(tmp_path), "log aaaa")
+    [table] = shown
+    html = table["text/html"]
+    assert "<img" not in html and "<script" not in html
+    assert "&lt;img src=x onerror=&quot;window.pwned=1&quot;&gt;" in html
+    assert "session aaaa-1111: 12 events" in html
+    assert "plan pa approved by user; next mode acceptEdits" in html
+    assert "turn 1 success; 100 in / 20 out; $0.5000 (running total)" in table["text/plain"]
+
+
+def test_cost_and_plans_come_from_the_log(tmp_path: Path, shown: list[Any],
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    write_session(tmp_path, "aaaa-1111")
+    _commands.run(Magics(tmp_path), "cost")  # no live session: the newest log of that name
+    assert capsys.readouterr().out.strip() == (
+        "default (aaaa-1111): $0.5000 over 2 turns; 100 input / 20 output tokens")
+    _commands.run(Magics(tmp_path), "plans aaaa-1111")
+    out = capsys.readouterr().out
+    assert out.startswith("Plan pa (turn 1), approved ") and "then mode acceptEdits" in out
+    assert "# Plan A" in out  # not a kernel: the Markdown source, as text
+
+
+@pytest.mark.parametrize("line, message", [
+    ("log nosuch", "no session 'nosuch' in the event logs"),
+    ("cost --session ghost", "no session 'ghost' in this kernel or in the logs"),
+    ("status", "no session 'default' yet"),
+    ("resume ../etc", "no session '../etc' in the event logs"),
+])
+def test_bad_ids_are_one_clear_line(tmp_path: Path, line: str, message: str) -> None:
+    write_session(tmp_path, "aaaa-1111")
+    with pytest.raises(OptionError) as info:
+        _commands.run(Magics(tmp_path), line)
+    assert message in str(info.value) and "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("line", ["log a b", "sessions x", "resume a b", "resume --bogus",
+                                  "frobnicate", "log --session"])
+def test_usage_errors(tmp_path: Path, line: str) -> None:
+    with pytest.raises(_Usage):
+        _commands.run(Magics(tmp_path), line)
+
+
+def test_an_ambiguous_prefix_resolves_to_nothing(tmp_path: Path) -> None:
+    write_session(tmp_path, "abcd-1")
+    write_session(tmp_path, "abcd-2")
+    with pytest.raises(OptionError, match="no session 'abcd'"):
+        _commands.run(Magics(tmp_path), "log abcd")
+    assert _registry.resumed({"resume": "abcd-2", "log_dir": str(tmp_path)})["resume"] == "abcd-2"
+
+
+def test_help_documents_the_log_location(tmp_path: Path) -> None:
+    with pytest.raises(_Usage) as info:
+        _commands.run(Magics(tmp_path), "--help")
+    text = str(info.value)
+    assert "PLAN_WIDGETS_LOG_DIR" in text and "<cwd>/.plan_widgets/sessions" in text
+    assert "%config ClaudeMagics.log_dir" in text
+    assert f"Logs of this kernel's new sessions go to: {tmp_path}" in text
+
+
+def test_resume_options_come_from_the_last_start(tmp_path: Path) -> None:
+    script = tmp_path / "s.yaml"
+    script.write_text("steps: [{reply: [{text: hi}]}]\n")
+    write_session(tmp_path, "aaaa-1111", cwd=str(tmp_path), scripted=str(script))
+    assert resume_options("aaaa", tmp_path) == {
+        "mode": "acceptEdits", "cwd": str(tmp_path), "model": "m-1", "scripted": str(script)}
+    # explicit options win over the log's; a vanished folder or script is left out
+    opts = _registry.resumed({"resume": "aaaa", "log_dir": str(tmp_path), "mode": "default"})
+    assert opts["resume"] == "aaaa-1111" and opts["mode"] == "default"
+    script.unlink()
+    assert "scripted" not in resume_options("aaaa-1111", tmp_path)
+
+
+def test_history_of_a_crashed_session_shows_nothing_answerable(tmp_path: Path) -> None:
+    events = write_session(tmp_path, "aaaa-1111")
+    events.append(ev.PlanDecided(decision_id="pb", outcome="expired", by="restart", seq=99))
+    state = ev.fold(events)
+    lines = _commands.history_lines(events, state)
+    assert lines[0].startswith("turn 1 at ") and lines[0].endswith("[success]")
+    assert lines[1].endswith("[unfinished]")
+    assert lines[2] == "plan pa (turn 1): Approved (then mode acceptEdits) - # Plan A"
+    assert lines[3] == ("plan pb (turn 2): Expired: the kernel restarted before an answer; "
+                        "it can no longer be answered - # Plan B")
+
+
+def test_history_widget_is_read_only_and_escaped(tmp_path: Path) -> None:
+    import ipywidgets as w
+
+    events = write_session(tmp_path, "aaaa-1111")
+    events.append(ev.PlanDecided(decision_id="pb", outcome="expired", by="restart", seq=99))
+    view = _commands.history_widget(events, ev.fold(events))
+    stack: list[Any] = [view]
+    html: list[str] = []
+    while stack:
+        x = stack.pop()
+        assert not isinstance(x, (w.Button, w.Textarea, w.Text, w.ToggleButton))
+        if isinstance(x, w.Box):
+            stack.extend(x.children)
+        elif isinstance(x, w.HTML):
+            html.append(x.value)
+        elif isinstance(x, w.Output):
+            html.extend(o["data"].get("text/markdown", "") for o in x.outputs)
+    page = "\n".join(html)
+    assert "<img" not in page and "<script" not in page and "&lt;img" in page
+    assert "Expired: the kernel restarted before an answer" in page
+    assert "<h1>Plan B</h1>" in page
