@@ -29,8 +29,9 @@ def setup_anchors() -> None:
     """A separate venv for the anchors, so their dependencies never touch the project's."""
     if not (ANCHOR_VENV / "bin" / "python").exists():
         subprocess.run([sys.executable, "-m", "venv", str(ANCHOR_VENV)], check=True)
-    subprocess.run([str(ANCHOR_VENV / "bin" / "pip"), "install", "-q", *ANCHOR_PACKAGES],
-                   check=True)
+    py = str(ANCHOR_VENV / "bin" / "python")
+    subprocess.run([py, "-m", "pip", "install", "-q", *ANCHOR_PACKAGES], check=True)
+    subprocess.run([py, "-m", "ipykernel", "install", "--sys-prefix"], check=True)
 
 
 def write_out(path: Path, block: str) -> None:

@@ -33,7 +33,21 @@ class BenchKernel(_TestKernel):
         full = {"PYTHONPATH": os.pathsep.join(
             p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)}
         full.update(env or {})
-        super().__init__(cwd, env=full, python=python)
+        if python is None:
+            super().__init__(cwd, env=full)
+        else:
+            # Another venv's kernel: its own kernelspec (``ipykernel install --sys-prefix``),
+            # found first on JUPYTER_PATH (jupyter_client 8 ignores ``kernel_cmd``).
+            spec = Path(python).parents[1] / "share" / "jupyter"
+            old = os.environ.get("JUPYTER_PATH")
+            os.environ["JUPYTER_PATH"] = str(spec)
+            try:
+                super().__init__(cwd, env=full)
+            finally:
+                if old is None:
+                    os.environ.pop("JUPYTER_PATH", None)
+                else:
+                    os.environ["JUPYTER_PATH"] = old
         self._bytes = 0
         self._counting = threading.Event()
         self._sock_stop = False

@@ -86,13 +86,20 @@ class Turn:
         self.view = view
         self.plan = plan
         self.number = 0
-        self.text = ""
+        self._text: list[str] = []  # joined on demand: `text += delta` would copy it each time
         self.result: dict[str, Any] | None = None
         self.error: str | None = None
         self.started_at: float | None = None
         self._done: asyncio.Future[Turn] = asyncio.get_running_loop().create_future()
         self._streamed: set[str] = set()
         self._tools: dict[str, str] = {}
+
+    @property
+    def text(self) -> str:
+        """The agent's text in this turn so far."""
+        if len(self._text) > 1:
+            self._text[:] = ["".join(self._text)]
+        return self._text[0] if self._text else ""
 
     @property
     def done(self) -> bool:
@@ -734,7 +741,7 @@ class Session:
                 delta = e.get("delta") or {}
                 if delta.get("type") == "text_delta" and turn is not None:
                     text = delta.get("text", "")
-                    turn.text += text
+                    turn._text.append(text)
                     view.text(text)
             return
         if isinstance(msg, SystemMessage):
@@ -749,12 +756,12 @@ class Session:
                 self._saw_mode(str(data["permissionMode"]))
             return
         if isinstance(msg, AssistantMessage):
-            if msg.model and msg.parent_tool_use_id is None:
-                self._saw_model(msg.model)
+            if msg.model and msg.model != "<synthetic>" and msg.parent_tool_use_id is None:
+                self._saw_model(msg.model)  # <synthetic>: the CLI's own error message
             streamed = turn is not None and msg.message_id in turn._streamed
             for block in msg.content:
                 if isinstance(block, TextBlock) and not streamed and turn is not None:
-                    turn.text += block.text
+                    turn._text.append(block.text)
                     view.text(block.text)
                 elif isinstance(block, ToolUseBlock):
                     if turn is not None:
@@ -763,8 +770,7 @@ class Session:
                         view.marker("The agent entered plan mode")
                     if block.name not in ("ExitPlanMode", "AskUserQuestion"):
                         view.tool_started(block.id, block.name, dict(block.input or {}))
-            if msg.error:
-                view.error(f"The model API reported an error: {msg.error}")
+            # msg.error (an API failure): the ResultMessage that follows says it, once
             return
         if isinstance(msg, UserMessage):
             if isinstance(msg.content, list) and turn is not None:
@@ -867,10 +873,25 @@ def _result_error(msg: Any) -> str:
         or not (detail or errors)
     ):
         return "Interrupted."
+    detail = " ".join(detail.split())
+    api = detail[len("API Error"):].lstrip(": ") if detail.startswith("API Error") else None
     if status:
         names = {429: "rate limited", 500: "server error", 529: "overloaded"}
         label = names.get(status, "error")
-        return f"The model API failed: HTTP {status} ({label}). {detail}".strip()
+        return f"The model API failed: HTTP {status} ({label}): {_short(api or detail)}"
+    if api is not None:
+        low = api.lower()
+        if "streamtruncated" in low or "stream_truncated" in low:
+            return "The model API failed: the response stream was cut off halfway."
+        if "econnrefused" in low or "connection refused" in low:
+            return "The model API could not be reached: connection refused."
+        return f"The model API failed: {_short(api)}"
     if errors:
-        return "The turn failed: " + "; ".join(map(str, errors))[:500]
-    return f"The turn failed ({msg.subtype}). {detail}".strip()
+        return "The turn failed: " + _short("; ".join(map(str, errors)))
+    return f"The turn failed ({msg.subtype}): {_short(detail)}".rstrip(": ")
+
+
+def _short(text: str, limit: int = 240) -> str:
+    """One line: the first sentences of ``text`` up to ``limit`` characters."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

@@ -15,6 +15,7 @@ import ipywidgets as w
 from .._render import markdown_bundle, render_html, stable_prefix
 
 FLUSH_INTERVAL = 0.1  # seconds: at most ~10 updates a second per stream
+PAGE_SIZE = 16  # frozen blocks per page (box) of a stream
 
 
 def _output(bundle: dict[str, str]) -> dict[str, Any]:
@@ -55,18 +56,34 @@ class StreamingMarkdown:
 
     def __init__(self, box: w.Box) -> None:
         self.box = box
-        self.text = ""
+        self._chunks: list[str] = []  # joined on demand: `text += delta` copies it every time
         self._frozen = 0
+        self._html: list[str] = []  # the rendered frozen blocks, in order
         self._tail: w.Output | None = None
+        self._page: w.Box | None = None
+        # One layout model for every block of the stream (one comm, not one per block).
+        self._layout = w.Layout()
         self._handle: asyncio.TimerHandle | None = None
         self._last = 0.0
         self.flushes = 0
+
+    @property
+    def text(self) -> str:
+        """Everything streamed so far."""
+        if len(self._chunks) > 1:
+            self._chunks[:] = ["".join(self._chunks)]
+        return self._chunks[0] if self._chunks else ""
+
+    def html(self) -> str:
+        """The whole text as safe HTML, reusing the blocks already rendered."""
+        rest = self.text[self._frozen :]
+        return "\n".join([*self._html, render_html(rest)] if rest else self._html)
 
     def append(self, delta: str) -> None:
         """Add streamed text; the view catches up within ``FLUSH_INTERVAL``."""
         if not delta:
             return
-        self.text += delta
+        self._chunks.append(delta)
         if self._handle is not None:
             return
         loop = asyncio.get_running_loop()
@@ -89,14 +106,20 @@ class StreamingMarkdown:
         cut = stable_prefix(pending)
         new_children: list[w.Widget] = []
         if cut > 0:
-            block = w.Output()
-            block.outputs = (_output({"text/markdown": render_html(pending[:cut]),
-                                      "text/plain": ""}),)
-            new_children.append(block)
+            html = render_html(pending[:cut])
+            self._html.append(html)
+            block = w.Output(layout=self._layout)
+            block.outputs = (_output({"text/markdown": html, "text/plain": ""}),)
+            # Blocks go into pages of PAGE_SIZE, so no update resends a long children list.
+            if self._page is not None and len(self._page.children) < PAGE_SIZE:
+                self._page.children = (*self._page.children, block)
+            else:
+                self._page = w.VBox([block], layout=self._layout)
+                new_children.append(self._page)
             self._frozen += cut
             pending = pending[cut:]
         if self._tail is None and pending:
-            self._tail = w.Output()
+            self._tail = w.Output(layout=self._layout)
             new_children.append(self._tail)
         if new_children:
             kids = [c for c in self.box.children if c is not self._tail]

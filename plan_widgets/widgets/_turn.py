@@ -16,6 +16,7 @@ from ._markdown import StreamingMarkdown, html_output, set_html
 if TYPE_CHECKING:
     from .._session import Session
 
+PLAIN_LIMIT = 20_000  # characters of the plain-text fallback
 _TOOL_ICON = {"Bash": "$", "Write": "✎", "Edit": "✎", "Read": "📄", "Glob": "🔎", "Grep": "🔎"}
 
 
@@ -73,6 +74,7 @@ class WidgetTurnView(w.VBox):
         self._stream: StreamingMarkdown | None = None
         self._tools: dict[str, tuple[w.Output, str, dict[str, Any]]] = {}
         self._transcript: list[str] = []
+        self._transcript_html: dict[int, str] = {}  # streamed parts, already rendered
         self.cards: list[w.Widget] = []
         super().__init__([control, self.body, self.footer])
         self.add_class("pw-turn")
@@ -88,6 +90,7 @@ class WidgetTurnView(w.VBox):
     def _close_stream(self) -> None:
         if self._stream is not None:
             self._stream.flush()
+            self._transcript_html[len(self._transcript)] = self._stream.html()
             self._transcript.append(self._stream.text)
             self._stream = None
 
@@ -137,18 +140,26 @@ class WidgetTurnView(w.VBox):
     # -- static fallback -----------------------------------------------------------------------
     def fallback_markdown(self) -> str:
         """Safe Markdown of what happened so far, for frontends without widgets."""
-        parts = [f"**claude** ({self.session.name}): {self.prompt.strip()[:200]}"]
-        parts.extend(self._transcript)
+        # Each part is rendered on its own, so streamed text (already rendered block by
+        # block while it arrived) is not rendered a second time.
+        head = f"**claude** ({self.session.name}): {self.prompt.strip()[:200]}"
+        parts = [render_html(head)]
+        parts.extend(self._transcript_html.get(i) or render_html(t)
+                     for i, t in enumerate(self._transcript))
         if self._stream is not None:
-            parts.append(self._stream.text)
-        return render_html("\n\n".join(parts))
+            parts.append(self._stream.html())
+        return "\n".join(parts)
 
     def fallback_text(self) -> str:
         """Plain text of what happened so far."""
         parts = [f"claude ({self.session.name}): {self.prompt.strip()[:200]}", *self._transcript]
         if self._stream is not None:
             parts.append(self._stream.text)
-        return "\n\n".join(parts)
+        text = "\n\n".join(parts)
+        if len(text) > PLAIN_LIMIT:  # the Markdown fallback has it all; no second full copy
+            text = (f"{text[:PLAIN_LIMIT]}\n… ({len(text) - PLAIN_LIMIT:,} more characters in "
+                    "the rendered view)")
+        return text
 
     def mimebundle(self) -> dict[str, Any]:
         """The display bundle: the widget view, with Markdown and text fallbacks."""
