@@ -51,10 +51,6 @@ def _spawn(coro: Any) -> None:
     task.add_done_callback(lambda t: t.cancelled() or t.exception())
 
 
-def _usage_text(magics: Any) -> str:
-    return USAGE + f"\nLogs of this kernel's new sessions go to: {_log_dir(magics)}"
-
-
 def _take(argv: list[str], flag: str) -> str | None:
     """Remove ``flag VALUE`` from ``argv`` and return VALUE (None if absent)."""
     from ._magics import _Usage
@@ -80,7 +76,7 @@ def run(magics: Any, line: str) -> Any:
         raise _Usage(f"%claude: {e}") from e
     name = _take(argv, "--session") or "default"
     if not argv or argv[0] in ("-h", "--help", "help"):
-        raise _Usage(_usage_text(magics))
+        raise _Usage(USAGE)
     cmd, rest = argv[0], argv[1:]
     if cmd == "sessions":
         _no_args(cmd, rest)
@@ -163,7 +159,8 @@ def _sessions(magics: Any) -> None:
     if not rows:
         print(f"no sessions yet (no event logs in {_log_dir(magics)})")
         return
-    _table(["id", "name", "started", "turns", "cost", "last mode", "pending", "where"], rows)
+    _table(["id", "name", "started", "turns", "cost", "last mode", "pending", "where"], rows,
+           f"event logs in {_log_dir(magics)}")
 
 
 def _table(head: list[str], rows: list[list[Any]], caption: str = "") -> None:
