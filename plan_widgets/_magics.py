@@ -188,7 +188,7 @@ async def run_cell(line: str, body: str, background: bool = False) -> None:
     for n in notes:
         print(n)
     kernel = in_kernel()
-    if args.resume:
+    if args.resume and not session._connected.is_set():  # just resumed (not already running)
         from ._commands import show_resumed
 
         show_resumed(session)
