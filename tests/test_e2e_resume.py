@@ -246,3 +246,33 @@ def test_log_location_is_configurable(workdir: Path, tmp_path: Path) -> None:
     finally:
         stop(k)
     shutil.rmtree(env_dir, ignore_errors=True)
+
+
+def test_resume_in_bypass_permissions_goes_back_to_plan_mode_and_can_leave_it(
+        workdir: Path) -> None:
+    # The CLI grants bypassPermissions only to a session that starts in it (FIELD-NOTES): the
+    # resumed CLI starts there, then plan mode is requested again. As root it needs a sandbox.
+    env = {"IS_SANDBOX": "1"}
+    k = start(workdir, env=env)
+    try:
+        out = k.execute("%%claude --scripted resume_plan.yaml --mode bypassPermissions --plan\n"
+                        "Add a greeting script")
+        assert "Waiting for your decision (plan)" in out["text"]
+        sid = k.eval("plan_widgets.get().session_id").strip("'")
+    finally:
+        k.shutdown()
+    k = start(workdir, env=env)
+    try:
+        k.execute(f"%claude resume {sid}")
+        assert k.eval("plan_widgets.get().options.mode") == "'bypassPermissions'"
+        k.execute("print(await plan_widgets.get().wait(60))")
+        assert k.wait_until(lambda: marker(k, "mode") == "mode plan", 30)
+        modes = k.eval("[(e.mode, e.state, e.source) for e in plan_widgets.get().events "
+                       "if e.type == 'plan:mode' and e.source == 'resume']")
+        assert modes == ("[('plan', 'requested', 'resume'), "
+                         "('bypassPermissions', 'effective', 'resume'), "
+                         "('plan', 'effective', 'resume')]")
+        k.execute("%claude plan off")
+        assert k.wait_until(lambda: marker(k, "mode") == "mode bypassPermissions", 30)
+    finally:
+        stop(k)
