@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
+import contextlib
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -149,3 +151,16 @@ async def close_all(timeout: float = 10) -> None:
     live = [s for s in _sessions.values() if not s.closed]
     if live:
         await asyncio.gather(*(s.close(timeout) for s in live), return_exceptions=True)
+
+
+def _cancel_pending_at_exit() -> None:
+    """Kernel shutdown: pending decisions end as cancelled (never approved), in the log too.
+
+    The CLI exits by itself once the kernel's pipes close (measured: within 3 s)."""
+    for s in list(_sessions.values()):
+        for d in list(s._open_decisions()):
+            with contextlib.suppress(Exception):
+                d.cancel("close")
+
+
+atexit.register(_cancel_pending_at_exit)
