@@ -73,11 +73,14 @@ async def plan_flow(script: str, cwd: str, prompt: str = "Add a greeting script"
 
     t0 = time.monotonic()
     model = await ScriptedModel.astart(script, cwd=cwd)
+    t_model = time.monotonic()
     client = ClaudeSDKClient(ClaudeAgentOptions(
         cwd=cwd, permission_mode="default", can_use_tool=can_use_tool,
         include_partial_messages=True, env=_env(model)))
     await client.connect()
+    t_connect = time.monotonic()
     await client.set_permission_mode("plan")
+    t_mode = time.monotonic()
     await client.query(prompt)
     async for msg in client.receive_response():
         if isinstance(msg, ResultMessage):
@@ -87,6 +90,8 @@ async def plan_flow(script: str, cwd: str, prompt: str = "Add a greeting script"
     await model.astop()
     wrote = os.path.exists(os.path.join(cwd, "hello.py"))
     return {"to_callback": got["callback"] - t0, "click_to_end": got["end"] - got["callback"],
+            "phases": {"model_started": t_model - t0, "connected": t_connect - t0,
+                       "plan_mode": t_mode - t0},
             "wrote": wrote, "asked": got["asked"], "is_error": got.get("is_error")}
 
 
