@@ -46,7 +46,8 @@ def test_approve_returns_to_the_resting_mode_and_the_work_runs(
         assert mode_marker(k) == "mode plan" and toggle_value(k) is True
         assert k.eval("plan_widgets.get().pending.kind") == "'plan'"
         # the plan is on the card as rendered Markdown, with its file
-        assert any("<h1>Plan: add a greeting</h1>" in m for m in k.markdown_outputs())
+        assert k.wait_until(
+            lambda: any("<h1>Plan: add a greeting</h1>" in m for m in k.markdown_outputs()), 30)
         assert "plans/" in k.eval("plan_widgets.get().pending.plan_file")
         assert not (workdir / "hello.py").exists()
         k.click(k.wait_widget("ButtonModel", description="Approve"))
@@ -90,10 +91,11 @@ def test_keep_planning_sends_the_feedback_and_shows_the_revised_plan(
     kernel.click(kernel.wait_widget("ButtonModel", description="Keep planning"))
     # the revised plan comes as a new card below; the old one stays, superseded
     second = kernel.wait_widget("ButtonModel", description="Approve", count=2, timeout=60)
-    assert any("<h1>Plan v2</h1>" in m for m in kernel.markdown_outputs())
+    assert kernel.wait_until(
+        lambda: any("<h1>Plan v2</h1>" in m for m in kernel.markdown_outputs()), 30)
     assert any("<h1>Plan v1</h1>" in m for m in kernel.markdown_outputs())
-    html = kernel.html_text()
-    assert "Sent back: keep planning" in html and "superseded" in html
+    assert kernel.wait_until(lambda: "Sent back: keep planning" in kernel.html_text()
+                             and "superseded" in kernel.html_text(), 30)
     # the model received exactly the feedback text, as the tool result of ExitPlanMode
     assert any(r["tool_result"] == feedback for r in requests_of(workdir))
     assert not (workdir / "hello.py").exists()
