@@ -37,11 +37,12 @@ def _repo_files() -> list[str]:
 
 
 def _run(argv: list[str], cwd: Path, env: dict[str, str], timeout: float) -> str:
+    """Run a step; its stdout and stderr, or a failure that shows their tails."""
     p = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
     if p.returncode != 0:
         tail = (p.stdout[-3000:] + "\n" + p.stderr[-3000:]).strip()
         pytest.fail(f"{' '.join(argv)} failed ({p.returncode}):\n{tail}")
-    return p.stdout
+    return p.stdout + p.stderr
 
 
 def test_binder_environment_runs_the_plan_mode_notebook(tmp_path: Path) -> None:
@@ -79,7 +80,7 @@ def test_binder_environment_runs_the_plan_mode_notebook(tmp_path: Path) -> None:
     assert str(venv) in out, "plan_widgets is installed into the venv, not found elsewhere"
     labext = _run([str(bindir / "jupyter"), "labextension", "list"], tmp_path,
                   {**env, "HOME": str(home)}, 300)
-    _ = labext  # listing works: JupyterLab is installed and can see its extensions
+    assert "@jupyter-widgets/jupyterlab-manager" in labext, "JupyterLab cannot show widgets"
 
     # A user's session: fresh HOME (like /home/jovyan), no key, the notebook's own folder.
     run_env = {
