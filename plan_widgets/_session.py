@@ -860,6 +860,11 @@ def _describe(e: BaseException, stderr: deque[str]) -> str:
     tail = _stderr_tail(stderr)
     if tail:  # the CLI's own reason beats the SDK's "Command failed with exit code 1"
         return f"the Claude Code CLI exited: {tail}"
+    code = getattr(e, "exit_code", None)
+    if isinstance(code, int) and code < 0:  # e.g. killed by the OOM killer or by hand
+        return f"the Claude Code CLI exited: killed by signal {-code}"
+    if isinstance(code, int):
+        return f"the Claude Code CLI exited with code {code}"
     text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
     return f"the Claude Code CLI failed: {_ANSI.sub('', text)}"
 

@@ -321,3 +321,37 @@ def test_always_allow_is_shown_only_with_suggestions() -> None:
     assert rich.always_button in rich.actions.children
     assert bare.decision.allow(always=True)
     assert bare.decision.outcome is not None and bare.decision.outcome.status == "allowed"
+
+
+def test_kernel_shutdown_cancels_a_pending_plan(workdir: Path) -> None:
+    import time
+
+    k = Kernel(workdir)
+    try:
+        k.execute("%load_ext plan_widgets\nimport plan_widgets")
+        start_plan(k)
+        cli = int(k.eval("plan_widgets.get()._client._transport._process.pid"))
+        sid = k.eval("plan_widgets.get().session_id").strip("'")
+    finally:
+        k._stop = True
+        k.kc.stop_channels()
+        k.km.shutdown_kernel(now=False)  # a graceful shutdown, as the frontend's menu does
+    log = workdir / ".plan_widgets" / "sessions" / f"{sid}.jsonl"
+    decided = [e for e in map(json.loads, log.read_text().splitlines())
+               if e["type"] == "plan:decided"]
+    assert [(e["outcome"], e["by"]) for e in decided] == [("cancelled", "close")]
+    # the CLI does not outlive the kernel (it exits when the kernel's pipes close)
+    deadline = time.monotonic() + 20
+    while _running(cli) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _running(cli)
+    assert not (workdir / "work.py").exists()
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a live process (not gone, not a zombie)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
