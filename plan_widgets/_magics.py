@@ -221,8 +221,15 @@ async def run_cell(line: str, body: str, background: bool = False) -> None:
         else:
             await session.settle(turn)
     except (KeyboardInterrupt, asyncio.CancelledError):
-        session.interrupt_nowait()
-        print("Interrupted: the turn was stopped and any pending decision cancelled.")
+        if turn in session._queued:  # still waiting for its turn: it must never run later
+            session._queued.remove(turn)
+            turn._finish("interrupted before it started")
+            session._changed()
+            view.error("Interrupted before it started: this prompt was not sent.")
+            print("Interrupted: this prompt was not sent.")
+        else:
+            session.interrupt_nowait()
+            print("Interrupted: the turn was stopped and any pending decision cancelled.")
     finally:
         if handle is not None:
             try:

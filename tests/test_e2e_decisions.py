@@ -268,6 +268,23 @@ def test_kernel_interrupt_while_the_cell_waits(kernel: Kernel, workdir: Path) ->
     assert_usable_after(kernel, workdir)
 
 
+def test_kernel_interrupt_of_a_queued_prompt_never_sends_it(kernel: Kernel,
+                                                            workdir: Path) -> None:
+    kernel.execute("%%claude --scripted dec_slow.yaml --plan --background\nPlan the slow work")
+    kernel.wait_until(lambda: requests_of(workdir), 60, "the first turn's model request")
+    # this cell waits behind the running turn; the user presses stop while it waits
+    cell = kernel.start("%%claude\nhello again")
+    # the cell shows its view right before it queues the prompt (no await in between)
+    kernel.wait_until(lambda: kernel.outputs(cell)["data"], 30, "the cell's view")
+    kernel.interrupt()
+    kernel.wait_until(lambda: "this prompt was not sent" in kernel.outputs(cell)["text"], 30,
+                      "the cell to say its prompt was not sent")
+    kernel.execute("%claude interrupt")  # end the slow turn too
+    assert settle(kernel) == "idle"
+    assert not [r for r in requests_of(workdir) if "hello again" in r["user"]]
+    assert_usable_after(kernel, workdir)
+
+
 def test_cli_withdrawing_the_request_is_shown(kernel: Kernel, workdir: Path) -> None:
     # An interrupt that reaches the CLI without going through the session: the CLI sends
     # control_cancel_request, the pending callback is cancelled, the card says so.
