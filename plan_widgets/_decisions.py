@@ -51,6 +51,8 @@ class Decision:
         self.id: str = uuid.uuid4().hex[:12]
         self.tool_use_id = tool_use_id
         self.asked_at = time.time()
+        self.expires_at: float | None = None
+        """When an unanswered decision expires (set once something waits for it)."""
         self.outcome: Outcome | None = None
         self._future: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
         self._listeners: list[Callable[[Decision], None]] = []
@@ -97,6 +99,9 @@ class Decision:
 
     async def wait(self, timeout: float | None) -> Outcome:
         """Wait for the outcome; on timeout the decision expires (never approves)."""
+        if timeout is not None and self.outcome is None:
+            self.expires_at = time.time() + timeout
+            self._notify()
         try:
             return await asyncio.wait_for(asyncio.shield(self._future), timeout)
         except asyncio.TimeoutError:

@@ -99,6 +99,7 @@ def test_question_answered_by_clicks(kernel: Kernel, workdir: Path) -> None:
     assert "Waiting for your decision (question)" in out["text"]
     radio = kernel.wait_widget("RadioButtonsModel")
     multi = kernel.wait_widget("SelectMultipleModel")
+    wait_status(kernel, "question", "Waiting for you", "expires at")
     assert kernel.widgets[radio]["_options_labels"] == ["Red", "Blue"]
     assert kernel.widgets[multi]["_options_labels"] == ["Small", "Medium", "Large"]
     # headers, questions and option descriptions are on the card

@@ -89,8 +89,10 @@ class Card(w.VBox):
             self.status.value = "<span>Superseded by a revised plan below</span>"
             return
         if o is None:
+            until = f"; expires at {_when(d.expires_at)}" if d.expires_at else ""
             self.status.value = (
-                f'<span style="color:#b45309">Waiting for you (since {_when(d.asked_at)})</span>'
+                f'<span style="color:#b45309">Waiting for you (since {_when(d.asked_at)}'
+                f"{until})</span>"
             )
             return
         for c in self._inputs():
