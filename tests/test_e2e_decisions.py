@@ -204,6 +204,31 @@ def test_tool_denied_with_reason(kernel: Kernel, workdir: Path) -> None:
     all_disabled(kernel, buttons(kernel, "Allow", "Always allow", "Deny"))
 
 
+def test_edit_card_shows_the_diff(kernel: Kernel, workdir: Path) -> None:
+    (workdir / "greet.txt").write_text("hello world\n")
+    kernel.execute("%%claude --scripted dec_edit.yaml\nPlease change the greeting")
+    allow = kernel.wait_widget("ButtonModel", description="Allow")
+    shown = "\n".join(kernel.markdown_outputs())
+    assert "- hello world" in shown and "+ goodbye world" in shown
+    assert "greet.txt" in shown
+    assert (workdir / "greet.txt").read_text() == "hello world\n"
+    kernel.click(allow)
+    assert settle(kernel) == "idle"
+    assert (workdir / "greet.txt").read_text() == "goodbye world\n"
+
+
+def test_accept_edits_asks_for_bash_only(kernel: Kernel, workdir: Path) -> None:
+    kernel.execute("%%claude --scripted dec_bash.yaml --mode acceptEdits\nPlease copy the notes")
+    allow = kernel.wait_widget("ButtonModel", description="Allow")
+    # the Write went through without a card; the Bash command waits, shown as a command line
+    assert (workdir / "notes.txt").exists() and not (workdir / "copy.txt").exists()
+    assert "$ sh -c &#x27;cat notes.txt &gt; copy.txt&#x27;" in "\n".join(kernel.markdown_outputs())
+    assert kernel.eval("[d.kind for d in plan_widgets.get().decisions]") == "['tool']"
+    kernel.click(allow)
+    assert settle(kernel) == "idle"
+    assert (workdir / "copy.txt").read_text() == "some notes\n"
+
+
 def test_tool_decided_in_code(kernel: Kernel, workdir: Path) -> None:
     kernel.execute("%%claude --scripted dec_tool.yaml\nPlease write two files")
     kernel.wait_widget("ButtonModel", description="Allow")
