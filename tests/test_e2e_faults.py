@@ -109,6 +109,26 @@ def test_cli_killed_mid_turn(kernel: Kernel, workdir: Path) -> None:
     assert kernel.eval("plan_widgets.get().session_id").strip("'") != old_id
 
 
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+def test_cli_killed_while_the_cell_waits(kernel: Kernel, workdir: Path) -> None:
+    cell = kernel.start("%%claude --scripted fault_slow.yaml\nbe slow")
+    kernel.wait_until(lambda: requests_of(workdir), 60, "the model request")
+    kernel_pid = kernel.km.provisioner.process.pid  # type: ignore[union-attr]
+    clis = [p for p, argv in _children(kernel_pid).items()
+            if argv and Path(argv[0]).name == "claude"]
+    assert len(clis) == 1, clis
+    os.kill(clis[0], signal.SIGKILL)
+    # the waiting cell ends by itself and says what happened, in one line
+    kernel.wait_until(lambda: idle(kernel, cell), 30, "the cell to end")
+    assert "Traceback" not in kernel.outputs(cell)["text"]
+    ended = [e for e in error_lines(kernel) if e.startswith("The session ended:")]
+    assert ended == ["The session ended: the Claude Code CLI exited: killed by signal 9"], ended
+    assert "killed by signal 9" in last_bundle_text(kernel, cell)
+    assert kernel.eval("1 + 1") == "2"
+    out = kernel.execute("%%claude\nhello after the crash")
+    assert "Starting a new one" in out["text"] and "%claude resume" in out["text"]
+
+
 # -- the model API fails ---------------------------------------------------------------------
 @pytest.mark.parametrize(("script", "expected"), [
     ("fault_429.yaml", "The model API failed: HTTP 429 (rate limited)"),
