@@ -398,3 +398,108 @@ def _running(pid: int) -> bool:
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     except (OSError, IndexError):
         return False
+
+
+# -- pure logic: the gate and decisions (no kernel, no CLI) ---------------------------------
+class _FakeSession:
+    """The few session members the gate uses (our own code, not the SDK)."""
+
+    def __init__(self, timeout: float) -> None:
+        from plan_widgets._options import SessionOptions
+
+        self.options = SessionOptions(approval_timeout=timeout)
+        self.decisions: list = []
+        self._cli_env: dict[str, str] = {}
+
+    def _open_decisions(self) -> list:
+        return [d for d in self.decisions if not d.done]
+
+    def _open_decision(self, d: object) -> None:
+        self.decisions.append(d)
+
+    def _decision_closed(self, d: object) -> None:
+        pass
+
+    def _plan_in_force(self) -> bool:
+        return False
+
+    async def _leaving_plan(self, mode: str) -> None:
+        pass
+
+
+class _Ctx:
+    def __init__(self, tool_use_id: str = "toolu_1", suggestions: list | None = None) -> None:
+        self.tool_use_id = tool_use_id
+        self.suggestions = suggestions or []
+
+
+def _gate_run(timeout: float, tool: str, tool_input: dict, act=None) -> tuple:
+    """Call the gate once; ``act(decision)`` runs as soon as the decision is open."""
+    import asyncio
+
+    from plan_widgets._gate import Gate
+
+    async def main() -> tuple:
+        s = _FakeSession(timeout)
+        call = asyncio.ensure_future(Gate(s)(tool, tool_input, _Ctx()))  # type: ignore[arg-type]
+        for _ in range(100):
+            if s.decisions:
+                break
+            await asyncio.sleep(0.01)
+        if act is not None and s.decisions:
+            act(s.decisions[0], call)
+        try:
+            result = await asyncio.wait_for(call, 10)
+        except asyncio.CancelledError:
+            result = None
+        return result, s.decisions[0]
+
+    return asyncio.run(main())
+
+
+PLAN_INPUT = {"plan": "# Plan\n\n1. do it", "planFilePath": "/tmp/p.md"}
+
+
+def test_gate_timeout_denies_and_says_no_answer_came() -> None:
+    result, d = _gate_run(0.05, "ExitPlanMode", PLAN_INPUT)
+    assert type(result).__name__ == "PermissionResultDeny"
+    assert "No answer came from the user" in result.message and "NOT approved" in result.message
+    assert d.outcome.status == "expired" and d.outcome.by == "timeout"
+    assert not d.outcome.granted
+
+
+def test_gate_interrupt_denies_and_stops_the_turn() -> None:
+    result, d = _gate_run(30, "ExitPlanMode", PLAN_INPUT, lambda d, _c: d.cancel("interrupt"))
+    assert type(result).__name__ == "PermissionResultDeny" and result.interrupt
+    assert d.outcome.status == "cancelled"
+    # once ended, a late approval changes nothing
+    assert d.approve(by="user") is False and d.outcome.status == "cancelled"
+
+
+def test_gate_cli_withdrawal_cancels_the_card() -> None:
+    result, d = _gate_run(30, "Write", {"file_path": "/tmp/x", "content": "x"},
+                          lambda _d, call: call.cancel())
+    assert result is None
+    assert d.outcome.status == "cancelled" and d.outcome.by == "cli"
+
+
+def test_gate_user_answers_become_the_cli_wire_form() -> None:
+    questions = [
+        {"question": "Color?", "header": "Color", "options": [{"label": "Red"}]},
+        {"question": "Sizes?", "header": "Sizes", "multiSelect": True,
+         "options": [{"label": "S"}, {"label": "L"}]},
+    ]
+    result, d = _gate_run(30, "AskUserQuestion", {"questions": questions},
+                          lambda d, _c: d.answer({"Color": "Red", "Sizes?": ["S", "L"]},
+                                                 by="user"))
+    assert type(result).__name__ == "PermissionResultAllow"
+    assert result.updated_input["answers"] == {"Color?": "Red", "Sizes?": "S, L"}
+    assert result.updated_input["questions"] == questions
+
+
+def test_gate_approval_names_the_next_mode() -> None:
+    result, _d = _gate_run(30, "ExitPlanMode", PLAN_INPUT,
+                           lambda d, _c: d.approve("acceptEdits", by="user"))
+    assert type(result).__name__ == "PermissionResultAllow"
+    (update,) = result.updated_permissions
+    assert update.type == "setMode" and update.mode == "acceptEdits"
