@@ -855,6 +855,8 @@ def _stderr_tail(lines: deque[str]) -> str:
 def _describe(e: BaseException, stderr: deque[str]) -> str:
     if isinstance(e, OptionError):
         return str(e)
+    if type(e).__name__ == "ScriptError":  # the scripted model's file, not the CLI
+        return f"the scripted model cannot start: {e}"
     if isinstance(e, asyncio.TimeoutError):
         return "the Claude Code CLI did not start in time"
     tail = _stderr_tail(stderr)
