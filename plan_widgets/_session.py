@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import logging
 import os
 import re
+import sys
 import time
 import uuid
 import warnings
@@ -161,6 +163,13 @@ class Session:
         self._resume_mode: str | None = None
         if self.options.resume:
             self._load_resumed()
+        # The SDK's first import (about 1.3 s, mostly its mcp dependency) runs in a thread from
+        # here on, so the cell's widgets are built and the scripted model starts meanwhile
+        # (docs/benchmarks.md, figure 3). Never at %load_ext: it would slow the user's cells.
+        self._sdk_import: asyncio.Future[Any] | None = None
+        if "claude_agent_sdk" not in sys.modules:
+            self._sdk_import = asyncio.get_running_loop().run_in_executor(
+                None, importlib.import_module, "claude_agent_sdk")
         self._owner = asyncio.get_running_loop().create_task(
             self._main(), name=f"claude:{self.name}"
         )
@@ -494,8 +503,7 @@ class Session:
             self._changed()
 
     async def _start(self) -> None:
-        from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient
-
+        sdk_import, self._sdk_import = self._sdk_import, None
         o = self.options
         env: dict[str, str] = dict(o.env)
         if o.scripted:
@@ -507,6 +515,9 @@ class Session:
         elif not has_credentials(env):
             raise OptionError(NO_CREDENTIALS)
         self._cli_env = {**os.environ, **env}
+        if sdk_import is not None:
+            await sdk_import
+        from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient
 
         if self._log is None:
             log_dir = Path(default_log_dir(o.cwd, o.log_dir))
