@@ -155,6 +155,19 @@ def test_api_fault_is_one_clear_line(kernel: Kernel, workdir: Path, script: str,
     assert kernel.eval("plan_widgets.get().status") == "'idle'"
 
 
+def test_broken_script_is_one_clear_line(kernel: Kernel, workdir: Path) -> None:
+    (workdir / "fault_broken.yaml").write_text("steps:\n  - fail: {cut_after_events: 1}\n"
+                                               "    reply: [{text: both}]\n")
+    cell = kernel.start("%%claude --scripted fault_broken.yaml\nhello")
+    kernel.wait_until(lambda: idle(kernel, cell), 120, "the cell")
+    assert "Traceback" not in kernel.outputs(cell)["text"]
+    shown = kernel.wait_until(lambda: [e for e in error_lines(kernel) if "fault_broken" in e], 30,
+                              "the error line")
+    assert "the scripted model cannot start" in shown[0], shown
+    assert "exactly one of reply or fail" in shown[0], shown
+    assert kernel.eval("1 + 1") == "2"
+
+
 def _dead_port() -> int:
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
