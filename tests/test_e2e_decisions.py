@@ -254,6 +254,18 @@ def test_timeout_expires_and_never_approves(kernel: Kernel, workdir: Path) -> No
     assert outcome == "[('expired', 'timeout')]"
 
 
+def test_timeout_from_config_expires_a_question(kernel: Kernel, workdir: Path) -> None:
+    kernel.execute("%config ClaudeMagics.approval_timeout = 2")
+    out = kernel.execute("%%claude --scripted dec_question.yaml\nPlease ask me about the banner")
+    assert "expires in 2 s" in out["text"]
+    wait_status(kernel, "question", "Expired", "timed out")
+    assert settle(kernel) == "idle"
+    all_disabled(kernel, buttons(kernel, "Submit"))
+    got = tool_results(workdir)
+    assert "No answer came from the user within 2 s; the questions were not answered" in got
+    assert "REASON:" in "\n".join(kernel.markdown_outputs())
+
+
 def test_interrupt_button_cancels_a_pending_plan(kernel: Kernel, workdir: Path) -> None:
     start_plan(kernel)
     kernel.click(kernel.wait_widget("ButtonModel", description="Interrupt"))
