@@ -179,7 +179,10 @@ def test_tool_allowed_by_click(kernel: Kernel, workdir: Path) -> None:
 
 def test_tool_always_allowed_applies_the_suggestions(kernel: Kernel, workdir: Path) -> None:
     kernel.execute("%%claude --scripted dec_tool.yaml\nPlease write two files")
-    kernel.click(kernel.wait_widget("ButtonModel", description="Always allow"))
+    always = kernel.wait_widget("ButtonModel", description="Always allow")
+    # the card says what "always" means: the CLI's suggestion
+    assert "Always allow also applies: switch to mode acceptEdits (session)" in kernel.html_text()
+    kernel.click(always)
     wait_status(kernel, "tool", "Always allowed")
     assert settle(kernel) == "idle"
     # the CLI's suggestion (acceptEdits for the session) was applied: no second card
@@ -515,3 +518,17 @@ def test_gate_approval_names_the_next_mode() -> None:
     assert type(result).__name__ == "PermissionResultAllow"
     (update,) = result.updated_permissions
     assert update.type == "setMode" and update.mode == "acceptEdits"
+
+
+def test_suggestion_text_says_what_always_applies() -> None:
+    from claude_agent_sdk import PermissionUpdate
+    from claude_agent_sdk.types import PermissionRuleValue
+
+    from plan_widgets.widgets._cards import suggestion_text
+
+    mode = PermissionUpdate(type="setMode", mode="acceptEdits", destination="session")
+    assert suggestion_text(mode) == "switch to mode acceptEdits (session)"
+    rule = PermissionUpdate(type="addRules", behavior="allow", destination="localSettings",
+                            rules=[PermissionRuleValue("Bash", "npm test:*")])
+    assert suggestion_text(rule) == "allow Bash(npm test:*) (localSettings)"
+    assert suggestion_text({"type": "addRules", "rules": [{"toolName": "Read"}]}) == "allow Read"

@@ -222,6 +222,28 @@ def _tool_preview(tool: str, tool_input: dict[str, Any]) -> str:
     return f"<pre>{escape(body)}</pre>"
 
 
+def suggestion_text(s: Any) -> str:
+    """What one of the CLI's suggested permission updates does, in a few words."""
+    get = s.get if isinstance(s, dict) else (lambda k, d=None: getattr(s, k, d))
+    kind = str(get("type", "") or "")
+    where = get("destination")
+    where = f" ({where})" if where else ""
+    if kind == "setMode":
+        return f"switch to mode {get('mode')}{where}"
+    if kind in ("addRules", "replaceRules"):
+        rules = []
+        for r in get("rules") or []:
+            rg = r.get if isinstance(r, dict) else (lambda k, d=None, r=r: getattr(r, k, d))
+            tool = rg("tool_name") or rg("toolName") or "?"
+            content = rg("rule_content") or rg("ruleContent")
+            rules.append(f"{tool}({content})" if content else str(tool))
+        verb = get("behavior") or "allow"
+        return f"{verb} {', '.join(rules) or 'rules'}{where}"
+    if kind == "addDirectories":
+        return f"add directories {', '.join(map(str, get('directories') or []))}{where}"
+    return kind or repr(s)
+
+
 class ToolCard(Card):
     """A tool permission: Allow, Always allow (when the CLI suggests rules), Deny (+reason)."""
 
@@ -240,6 +262,10 @@ class ToolCard(Card):
         actions.extend([self.deny_button, self.reason])
         title = decision.title or f"Allow {decision.tool}?"
         body: list[w.Widget] = [html_output(_tool_preview(decision.tool, decision.input))]
+        if decision.suggestions:
+            always = "; ".join(suggestion_text(x) for x in decision.suggestions)
+            self.always_button.tooltip = f"Also: {always}"[:300]
+            body.append(w.HTML(f"<small>Always allow also applies: {escape(always)}</small>"))
         super().__init__(decision, title, body, actions)
 
 
