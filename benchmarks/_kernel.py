@@ -7,6 +7,7 @@ the end-to-end tests do (clicks are ``comm_msg`` on the shell channel, as a fron
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import threading
@@ -49,6 +50,8 @@ class BenchKernel(_TestKernel):
                 else:
                     os.environ["JUPYTER_PATH"] = old
         self._bytes = 0
+        self.raw_arrival: dict[str, float] = {}
+        """msg_id -> when the raw iopub socket got it (no deserialization on the way)."""
         self._counting = threading.Event()
         self._sock_stop = False
         self._sock_thread: threading.Thread | None = None
@@ -84,7 +87,8 @@ class BenchKernel(_TestKernel):
 
     # -- raw iopub bytes -----------------------------------------------------------------------
     def start_byte_counter(self) -> None:
-        """Count every byte published on iopub (all frames) from a second SUB socket."""
+        """Count every byte published on iopub (all frames) from a second SUB socket, and
+        note when each message arrived there."""
         info = self.km.get_connection_info()
         ctx = zmq.Context.instance()
         sock = ctx.socket(zmq.SUB)
@@ -97,8 +101,14 @@ class BenchKernel(_TestKernel):
             while not self._sock_stop:
                 if poller.poll(100):
                     frames = sock.recv_multipart(copy=True)
+                    t = time.monotonic()
                     if self._counting.is_set():
                         self._bytes += sum(len(f) for f in frames)
+                    try:  # [topic..., <IDS|MSG>, signature, header, ...]
+                        i = frames.index(b"<IDS|MSG>")
+                        self.raw_arrival[json.loads(frames[i + 2])["msg_id"]] = t
+                    except (ValueError, IndexError, KeyError):
+                        pass
             sock.close(0)
 
         self._sock_thread = threading.Thread(target=pump, daemon=True)
