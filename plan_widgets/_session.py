@@ -305,8 +305,14 @@ class Session:
         for d in self._open_decisions():
             d.cancel("interrupt")
         if self._client is not None and self._turn is not None:
-            with contextlib.suppress(Exception):
+            try:
                 await self._control(self._client.interrupt(), "interrupt")
+            except SessionError as e:
+                if isinstance(e.__cause__, asyncio.TimeoutError) and not self.closed:
+                    # a CLI that does not even answer an interrupt will never end the turn
+                    self._die(f"the Claude Code CLI stopped answering ({e})")
+            except Exception:
+                pass
 
     def interrupt_nowait(self) -> None:
         """Like :meth:`interrupt`, from synchronous code: decisions are cancelled at once."""

@@ -232,3 +232,32 @@ def test_run_all_with_a_pending_decision_never_deadlocks(kernel: Kernel, workdir
     assert (workdir / "work.py").exists()
     users = [r["user"] for r in requests_of(workdir) if r["user"]]
     assert users[-1] == "second prompt"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+def test_cli_that_stops_answering_is_declared_dead(kernel: Kernel, workdir: Path) -> None:
+    kernel.execute("%%claude --scripted fault_slow.yaml --background\nbe slow")
+    kernel.wait_until(lambda: requests_of(workdir), 60, "the model request")
+    pid = int(kernel.eval("plan_widgets.get()._client._transport._process.pid"))
+    os.kill(pid, signal.SIGSTOP)  # hung: alive, but it answers nothing, not even an interrupt
+    try:
+        kernel.execute("%claude interrupt")
+        # the interrupt's control request times out (15 s): the session ends, the turn with it
+        kernel.wait_until(lambda: [e for e in error_lines(kernel)
+                                   if "stopped answering" in e], 40, "the turn to end")
+        assert kernel.eval("plan_widgets.get().status") == "'dead'"
+        assert kernel.eval("1 + 1") == "2"
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    kernel.wait_until(lambda: not _running(pid), 30, "the hung CLI to be gone")
+    out = kernel.execute("%%claude\nhello after the hang")
+    assert "Starting a new one" in out["text"] and "%claude resume" in out["text"]
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a live process (not gone, not a zombie)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
