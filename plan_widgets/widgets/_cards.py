@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 import ipywidgets as w
+from ipywidgets.widgets.widget_string import HTMLStyle
 
 from .._decisions import Decision, PlanDecision, QuestionDecision, ToolDecision
 from .._render import escape, summarize
@@ -48,15 +49,34 @@ def _when(ts: float) -> str:
     return time.strftime("%H:%M:%S", time.localtime(ts))
 
 
+_SHARED: dict[str, w.Widget] = {}
+_SHARED_KINDS: dict[str, type[w.Widget]] = {
+    "layout": w.Layout, "button": w.ButtonStyle, "html": HTMLStyle,
+}
+
+
+def _plain(style: str) -> dict[str, Any]:
+    """``layout=`` and ``style=`` for a card widget that keeps the default look: one shared
+    model each, instead of two more comm_opens per widget (a card shows sooner; see
+    docs/benchmarks.md, figure 2). Never mutate these; pass a widget its own to restyle it."""
+    out: dict[str, Any] = {}
+    for key, kind in (("layout", "layout"), ("style", style)):
+        obj = _SHARED.get(kind)
+        if obj is None or obj.comm is None:  # first use, or closed (Widget.close_all)
+            obj = _SHARED[kind] = _SHARED_KINDS[kind]()
+        out[key] = obj
+    return out
+
+
 class Card(w.VBox):
     """Common frame: title, body, actions, and a status line."""
 
     def __init__(self, decision: Decision, title: str, body: list[w.Widget],
                  actions: list[w.Widget]) -> None:
         self.decision = decision
-        self.status = w.HTML()
+        self.status = w.HTML(**_plain("html"))
         self.actions = w.HBox(actions, layout=w.Layout(flex_flow="row wrap"))
-        header = w.HTML(f"<b>{escape(title)}</b>")
+        header = w.HTML(f"<b>{escape(title)}</b>", **_plain("html"))
         super().__init__(
             [header, *body, self.actions, self.status],
             layout=w.Layout(
@@ -122,21 +142,22 @@ class PlanCard(Card):
 
     def __init__(self, decision: PlanDecision) -> None:
         self.approve_button = w.Button(description="Approve", button_style="success",
-                                       icon="check", tooltip=f"Back to {decision.resting_mode}")
+                                       icon="check", tooltip=f"Back to {decision.resting_mode}",
+                                       **_plain("button"))
         self.approve_edits_button = w.Button(description="Approve, auto-accept edits",
                                              button_style="info", icon="check-double",
                                              layout=w.Layout(width="auto"))
         self.feedback = w.Textarea(placeholder="What should change? (feedback for the agent)",
                                    layout=w.Layout(width="100%", height="60px"))
         self.keep_button = w.Button(description="Keep planning", button_style="warning",
-                                    icon="pencil")
+                                    icon="pencil", **_plain("button"))
         self.approve_button.on_click(lambda _b: decision.approve(by="user"))
         self.approve_edits_button.on_click(lambda _b: decision.approve("acceptEdits", by="user"))
         self.keep_button.on_click(lambda _b: decision.reject(self.feedback.value, by="user"))
         body: list[w.Widget] = [markdown_output(decision.plan)]
         if decision.plan_file:
             body.append(w.HTML(f'<small>Plan file: <code>{escape(decision.plan_file)}</code>'
-                               "</small>"))
+                               "</small>", **_plain("html")))
         body.append(self.feedback)
         actions: list[w.Widget] = [self.approve_button, self.keep_button]
         if decision.resting_mode != "acceptEdits":
@@ -171,7 +192,8 @@ class QuestionCard(Card):
             other = w.Text(placeholder="Other (free text)")
             body.extend([picker, other])
             self._pickers.append((q, picker, other))
-        self.submit_button = w.Button(description="Submit", button_style="primary", icon="reply")
+        self.submit_button = w.Button(description="Submit", button_style="primary", icon="reply",
+                                      **_plain("button"))
         self.submit_button.on_click(lambda _b: self._submit())
         super().__init__(decision, "The agent asks", body, [self.submit_button])
 
@@ -248,11 +270,13 @@ class ToolCard(Card):
     """A tool permission: Allow, Always allow (when the CLI suggests rules), Deny (+reason)."""
 
     def __init__(self, decision: ToolDecision) -> None:
-        self.allow_button = w.Button(description="Allow", button_style="success", icon="check")
+        self.allow_button = w.Button(description="Allow", button_style="success", icon="check",
+                                     **_plain("button"))
         self.always_button = w.Button(description="Always allow", button_style="info",
-                                      icon="check-double")
+                                      icon="check-double", **_plain("button"))
         self.reason = w.Text(placeholder="Reason (optional)")
-        self.deny_button = w.Button(description="Deny", button_style="danger", icon="times")
+        self.deny_button = w.Button(description="Deny", button_style="danger", icon="times",
+                                    **_plain("button"))
         self.allow_button.on_click(lambda _b: decision.allow(by="user"))
         self.always_button.on_click(lambda _b: decision.allow(always=True, by="user"))
         self.deny_button.on_click(lambda _b: decision.deny(self.reason.value, by="user"))
