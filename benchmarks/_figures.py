@@ -248,7 +248,7 @@ def fig_flow(b: Bench) -> list[Row]:
         b.log("  warm-up (one flow each, not counted)")
         widget_flow(b, k, "warm")
         bare.call(cmd="flow", script=PLAN, cwd=str(b.fresh_dir("b")))
-        for i in range(b.repeat):
+        for i in range(2 * b.repeat):  # cheap and noisy: twice the repetitions
             order = ["w", "s", "ks"] if i % 2 == 0 else ["ks", "s", "w"]
             for who in order:
                 if who == "ks":  # diagnostic: the bare script's flow, run inside the kernel
