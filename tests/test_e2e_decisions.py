@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
-from kernel import Kernel
+from kernel import Kernel, requests_of
 
 pytestmark = pytest.mark.e2e
 
@@ -20,17 +20,6 @@ SIZES_Q = "Which sizes should be generated?"
 
 
 # -- helpers ---------------------------------------------------------------------------------
-def requests_of(workdir: Path) -> list[dict]:
-    """Every non-ping request the scripted model served in ``workdir`` (all sessions)."""
-    out = []
-    for f in sorted((workdir / ".plan_widgets" / "sessions").glob("*.requests.jsonl")):
-        for line in f.read_text().splitlines():
-            r = json.loads(line)
-            if not r.get("ping"):
-                out.append(r)
-    return out
-
-
 def tool_results(workdir: Path) -> str:
     """Every tool result the model received, joined."""
     return "\n".join(r.get("tool_result") or "" for r in requests_of(workdir))

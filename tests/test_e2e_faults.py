@@ -7,7 +7,6 @@ the scripted model (which sets CLAUDE_CODE_MAX_RETRIES=0, so failures surface at
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal
@@ -15,20 +14,9 @@ import socket
 from pathlib import Path
 
 import pytest
-from kernel import Kernel
+from kernel import Kernel, requests_of
 
 pytestmark = pytest.mark.e2e
-
-
-def requests_of(workdir: Path) -> list[dict]:
-    """Every non-ping request the scripted model served in ``workdir`` (all sessions)."""
-    out = []
-    for f in sorted((workdir / ".plan_widgets" / "sessions").glob("*.requests.jsonl")):
-        for line in f.read_text().splitlines():
-            r = json.loads(line)
-            if not r.get("ping"):
-                out.append(r)
-    return out
 
 
 def error_lines(k: Kernel) -> list[str]:
