@@ -187,6 +187,10 @@ async def run_cell(line: str, body: str, background: bool = False) -> None:
         return
     for n in notes:
         print(n)
+    if not args.resume:
+        # A new session's owner task spawns its processes first; the widgets are built while
+        # they boot (docs/benchmarks.md, figure 1).
+        await asyncio.sleep(0)
     kernel = in_kernel()
     if args.resume and not session._connected.is_set():  # just resumed (not already running)
         from ._commands import show_resumed
