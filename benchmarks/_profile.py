@@ -1,83 +1,61 @@
-"""Where the kernel's CPU goes while one 200 KB answer streams (figure 4).
+"""Where the kernel's time goes while one 200 KB answer streams (figure 4).
 
-``python -m benchmarks._profile [OUT.raw]`` starts a benchmark kernel, warms a session up, then
-samples the kernel process with py-spy (``pip install py-spy``; found on PATH or in
-benchmarks/.venv-anchors) during one 200 KB / 5,000-delta turn, and prints the samples by
-category (idle waits are left out of the percentages).
+``python -m benchmarks._profile`` starts a benchmark kernel, warms a session up, then profiles
+the kernel's main thread (the one running the event loop, where the SDK, the session and the
+widgets all run) with cProfile during one 200 KB / 5,000-delta turn, and prints the time by
+part. cProfile's own overhead inflates code made of many small calls (the SDK's parsing), so
+read the shares as an upper bound for those.
 """
 
 from __future__ import annotations
 
-import collections
-import shutil
-import subprocess
-import sys
-import time
-from pathlib import Path
+from ._figures import STREAM, Bench, footers, kernel_setup
 
-from ._figures import ANCHOR_VENV, STREAM, Bench, footers, kernel_setup
-
-CATEGORIES = [
-    ("Markdown: render_html (markdown-it-py)", ("render_html",)),
-    ("Markdown: stable_prefix (block parse)", ("stable_prefix",)),
-    ("SDK: read and parse CLI messages", ("claude_agent_sdk",)),
-    ("widgets: comm messages, state, serialization", ("ipywidgets", "comm", "session.py",
-                                                      "jupyter_client")),
-    ("IOPub thread (sending)", ("IOPubThread", "iostream.py")),
-    ("plan_widgets session/view", ("plan_widgets",)),
+_REPORT = r'''
+import pstats as _ps
+_st = _ps.Stats(_pr)
+_idle = sum(v[2] for (f, _l, n), v in _st.stats.items()
+            if f == "~" and ("poll" in n or "select" in n or "acquire" in n))
+_tot = sum(v[2] for v in _st.stats.values()) - _idle  # busy: waiting in epoll left out
+def _cum(file_part, name):
+    return sum(v[3] for (f, _l, n), v in _st.stats.items() if file_part in f and n == name)
+def _self(*parts):
+    return sum(v[2] for (f, _l, n), v in _st.stats.items() if any(p in f for p in parts))
+_render = _cum("_render.py", "render_html")
+_stable = _cum("_render.py", "stable_prefix")
+_flush = _cum("_markdown.py", "flush")
+_rows = [
+    ("Markdown: render_html (markdown-it-py), once per block + tails", _render),
+    ("Markdown: stable_prefix (what can be frozen)", _stable),
+    ("widgets: the flush's widget updates (comm messages)", _flush - _render - _stable),
+    ("SDK: reading and parsing the CLI's messages (self time)", _self("claude_agent_sdk")),
+    ("asyncio / anyio scheduling (self time)", _self("asyncio", "anyio")),
+    ("session: _on_message (cumulative, incl. the view's append)",
+     _cum("_session.py", "_on_message")),
 ]
-
-
-def py_spy() -> str:
-    found = shutil.which("py-spy") or str(ANCHOR_VENV / "bin" / "py-spy")
-    if not Path(found).exists():
-        raise SystemExit("py-spy not found: pip install py-spy (or python -m benchmarks "
-                         "--setup-anchors, then pip install py-spy into that venv)")
-    return found
-
-
-def categorize(raw: Path) -> list[tuple[str, int]]:
-    counts: collections.Counter[str] = collections.Counter()
-    for line in raw.read_text().splitlines():
-        stack, _, n = line.rpartition(" ")
-        frames = stack.split(";")
-        last = frames[-1]
-        if "select (selectors" in last or "poll (" in last or "wait (threading" in last:
-            counts["(idle)"] += int(n)
-            continue
-        for name, keys in CATEGORIES:
-            if any(k in stack for k in keys):
-                counts[name] += int(n)
-                break
-        else:
-            counts["other"] += int(n)
-    return counts.most_common()
+_rows.append(("everything else (kernel, iopub, json, ...)",
+              _tot - sum(t for name, t in _rows if not name.startswith("session"))))
+print(f"main thread busy {_tot:.2f} s during the turn (idle {_idle:.2f} s left out)")
+for _name, _t in _rows:
+    print(f"  {100 * _t / _tot:5.1f}%  {_t:6.3f} s  {_name}")
+'''
 
 
 def main() -> None:
-    out = Path(sys.argv[1] if len(sys.argv) > 1 else "stream-profile.raw").resolve()
     b = Bench(1, True, print)
     k = b.kernel()
     try:
         kernel_setup(k)
         cwd = b.fresh_dir("p")
         k.execute(f"%%claude --session p --cwd {cwd} --scripted {STREAM}\ntiny warm-up", 120)
-        spy = subprocess.Popen([py_spy(), "record", "-p", str(k.process.pid), "-o", str(out),
-                                "-f", "raw", "-r", "200", "--nonblocking"])
-        time.sleep(1)
+        k.execute("import cProfile as _cp\n_pr = _cp.Profile()\n_pr.enable()")
         since = k.mark()
         k.execute("%%claude --session p\nstream the long answer", timeout=300)
         k.wait_until(lambda: footers(k, since), 60, "turn end")
-        spy.send_signal(2)
-        spy.wait(30)
+        k.execute("_pr.disable()")
+        print(k.execute(_REPORT, timeout=120)["text"])
     finally:
         k.shutdown()
-    rows = categorize(out)
-    busy = sum(n for name, n in rows if name != "(idle)")
-    print(f"kernel samples while the 200 KB answer streamed: {busy} busy")
-    for name, n in rows:
-        if name != "(idle)":
-            print(f"  {100 * n / max(busy, 1):5.1f}%  {name}")
 
 
 if __name__ == "__main__":
