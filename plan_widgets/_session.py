@@ -450,7 +450,11 @@ class Session:
         self._changed()
 
     def _plan_in_force(self) -> bool:
-        return self._gate_plan or self.state.mode == "plan"
+        if self._gate_plan:
+            return True
+        # Once the user approved (or toggled off), the gate follows at once, even before the
+        # CLI's status message confirms; tools then go to the user, never straight through.
+        return self.state.mode == "plan" and self.state.requested_mode in (None, "plan")
 
     def _note_refusal(self, tool: str, tool_input: dict[str, Any]) -> None:
         target = tool_input.get("file_path") or tool_input.get("command") or ""
