@@ -14,7 +14,9 @@ import ipywidgets as w
 
 from .._render import markdown_bundle, render_html, stable_prefix
 
-FLUSH_INTERVAL = 0.1  # seconds: at most ~10 updates a second per stream
+# Seconds between updates of a stream: about 9 a second, so render-time jitter and the cell's
+# other updates stay under a budget of 10 a second (docs/benchmarks.md, figure 4).
+FLUSH_INTERVAL = 0.11
 PAGE_SIZE = 16  # frozen blocks per page (box) of a stream
 
 
