@@ -212,6 +212,8 @@ async def run_cell(line: str, body: str, background: bool = False) -> None:
     except Exception as e:
         print(f"%%claude: {e}", file=sys.stderr)
         return
+    if handle is not None:  # the saved notebook's text fallback shows the whole turn
+        turn._done.add_done_callback(lambda _f: _refresh(handle, view))
     if background or args.background or (m is not None and not m.wait):
         return
     if blocked is not None:
@@ -235,15 +237,20 @@ async def run_cell(line: str, body: str, background: bool = False) -> None:
             session.interrupt_nowait()
             print("Interrupted: the turn was stopped and any pending decision cancelled.")
     finally:
-        if handle is not None:
-            try:
-                handle.update(view.mimebundle(), raw=True)
-            except Exception:
-                pass
+        if handle is not None and not turn.done:
+            _refresh(handle, view)
     if not turn.done and session.pending is not None and kernel:
         d = session.pending
         print(f"Waiting for your decision ({d.kind}) on the card above; the turn goes on "
               f"after it. It expires in {session.options.approval_timeout:g} s.")
+
+
+def _refresh(handle: Any, view: Any) -> None:
+    """Update the cell's display (widget view plus Markdown and text fallbacks)."""
+    try:
+        handle.update(view.mimebundle(), raw=True)
+    except Exception:  # a closed frontend channel must not break the turn
+        pass
 
 
 def transform_cell(lines: list[str]) -> list[str]:

@@ -161,3 +161,27 @@ def test_python_api_session_ask_await(kernel: Kernel) -> None:
     assert lines[0].startswith("True True 'Your name is Ada")
     assert lines[0].endswith("default True")
     assert lines[-1] == "closed"
+
+
+def test_saved_fallback_shows_the_whole_turn_after_a_decision(
+        kernel: Kernel, workdir: Path) -> None:
+    # The cell returns at the plan card; the display is updated again when the turn ends, so
+    # a saved notebook opened without widgets (GitHub, nbconvert) shows the whole turn.
+    out = kernel.execute("%%claude --scripted plan_approve.yaml --mode acceptEdits --plan\n"
+                         "Add a greeting script")
+    assert "Done" not in out["data"][-1]["text/plain"]
+    display_id = kernel.wait_until(lambda: next(
+        (m["content"]["transient"]["display_id"] for m in kernel.messages
+         if m["header"]["msg_type"] == "display_data"
+         and "transient" in m["content"]), None), 10)
+    kernel.execute("d = plan_widgets.get().pending\nd.approve()\n"
+                   "await plan_widgets.get().wait(60)")
+
+    def final() -> str | None:
+        ups = [m["content"]["data"] for m in kernel.messages
+               if m["header"]["msg_type"] == "update_display_data"
+               and m["content"].get("transient", {}).get("display_id") == display_id]
+        return ups[-1]["text/plain"] if ups and "Done" in ups[-1]["text/plain"] else None
+
+    text = kernel.wait_until(final, 30)
+    assert "Plan: add a greeting" in text and "✓" in text
