@@ -35,11 +35,13 @@ def setup_anchors() -> None:
 
 
 def write_out(path: Path, block: str) -> None:
+    """Replace the block between the marker lines (markers alone on their lines)."""
     text = path.read_text(encoding="utf-8") if path.exists() else ""
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        tail = rest.split(END, 1)[1]
-        text = f"{head}{BEGIN}\n{block}\n{END}{tail}"
+    begin, end = f"\n{BEGIN}\n", f"\n{END}"
+    if begin in text and end in text.split(begin, 1)[1]:
+        head, rest = text.split(begin, 1)
+        tail = rest.split(end, 1)[1]
+        text = f"{head}{begin}{block}{end}{tail}"
     else:
         text = f"# Benchmarks\n\n{BEGIN}\n{block}\n{END}\n"
     path.write_text(text, encoding="utf-8")
