@@ -96,7 +96,7 @@ def samples(rows: list[Row]) -> str:
         if r.samples:
             s = ", ".join(f"{x:.3g}" for x in r.samples)
             a = ", ".join(f"{x:.3g}" for x in r.anchor_samples)
-            out.append(f"- fig {r.figure}, {r.metric.split(':')[0]}: [{s}]"
+            out.append(f"- fig {r.figure}, {r.metric.split(' <br>')[0][:90]}: [{s}]"
                        + (f" vs anchor [{a}]" if a else "") + f" ({r.unit})")
     return "\n".join(out)
 
