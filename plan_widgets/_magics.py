@@ -209,8 +209,12 @@ async def run_cell(line: str, body: str, background: bool = False) -> None:
     blocked = session.pending
     try:
         turn = session.ask(body, view=view, plan=args.plan)
-    except Exception as e:
-        print(f"%%claude: {e}", file=sys.stderr)
+    except Exception as e:  # e.g. the session died while starting: say so where it shows
+        if handle is None:
+            print(f"%%claude: {e}", file=sys.stderr)
+        else:
+            view.error(str(e)[:1].upper() + str(e)[1:] + ".")
+            _refresh(handle, view)
         return
     if handle is not None:  # the saved notebook's text fallback shows the whole turn
         turn._done.add_done_callback(lambda _f: _refresh(handle, view))
