@@ -223,3 +223,12 @@ def requests_of(workdir: Path, pings: bool = False) -> list[dict[str, Any]]:
             if pings or not r.get("ping"):
                 out.append(r)
     return sorted(out, key=lambda r: r.get("t", 0))
+
+
+def process_running(pid: int) -> bool:
+    """Whether ``pid`` is a live process (not gone, not a zombie)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
-from kernel import Kernel, requests_of
+from kernel import Kernel, process_running, requests_of
 
 pytestmark = pytest.mark.e2e
 
@@ -389,19 +389,10 @@ def test_kernel_shutdown_cancels_a_pending_plan(workdir: Path) -> None:
     assert [(e["outcome"], e["by"]) for e in decided] == [("cancelled", "close")]
     # the CLI does not outlive the kernel (it exits when the kernel's pipes close)
     deadline = time.monotonic() + 20
-    while _running(cli) and time.monotonic() < deadline:
+    while process_running(cli) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert not _running(cli)
+    assert not process_running(cli)
     assert not (workdir / "work.py").exists()
-
-
-def _running(pid: int) -> bool:
-    """Whether ``pid`` is a live process (not gone, not a zombie)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return False
 
 
 # -- pure logic: the gate and decisions (no kernel, no CLI) ---------------------------------

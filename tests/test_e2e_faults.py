@@ -14,7 +14,7 @@ import socket
 from pathlib import Path
 
 import pytest
-from kernel import Kernel, requests_of
+from kernel import Kernel, process_running, requests_of
 
 pytestmark = pytest.mark.e2e
 
@@ -237,15 +237,6 @@ def test_cli_that_stops_answering_is_declared_dead(kernel: Kernel, workdir: Path
         assert kernel.eval("1 + 1") == "2"
     finally:
         os.kill(pid, signal.SIGCONT)
-    kernel.wait_until(lambda: not _running(pid), 30, "the hung CLI to be gone")
+    kernel.wait_until(lambda: not process_running(pid), 30, "the hung CLI to be gone")
     out = kernel.execute("%%claude\nhello after the hang")
     assert "Starting a new one" in out["text"] and "%claude resume" in out["text"]
-
-
-def _running(pid: int) -> bool:
-    """Whether ``pid`` is a live process (not gone, not a zombie)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return False
