@@ -273,7 +273,8 @@ def event_summary(e: Any, limit: int = 140) -> str:
         text = f"{e.decision_id}: " + " / ".join(str(q.get("question", "")) for q in e.questions)
     elif t == "question:answered":
         text = f"{e.decision_id} {e.outcome} by {e.by}" + (
-            ": " + "; ".join(f"{k} = {v}" for k, v in e.answers.items()) if e.answers else "")
+            ": " + "; ".join(f"{k} = {v}" for k, v in e.answers.items()) if e.answers else "") + (
+            "; notes: " + "; ".join(f"{k}: {v}" for k, v in e.notes.items()) if e.notes else "")
     elif t == "tool:requested":
         text = f"{e.decision_id} {e.tool} {summarize(e.input, limit)}"
     elif t == "tool:decided":
@@ -472,6 +473,8 @@ def history_widget(events: list[Any], st: Any) -> Any:
             text = "; ".join(str(q.get("question", "")) for q in d.questions)
             if d.answers:
                 text += " → " + "; ".join(f"{k} = {v}" for k, v in d.answers.items())
+            if d.notes:
+                text += " (notes: " + "; ".join(f"{k}: {v}" for k, v in d.notes.items()) + ")"
             body.append(w.HTML(f"<span>{escape(summarize(text, 300))}</span>"))
         else:
             body.append(w.HTML(f"<code>{escape(summarize(dict(d.input or {}), 300))}</code>"))

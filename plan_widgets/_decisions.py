@@ -34,6 +34,8 @@ class Outcome:
     mode: str | None = None
     feedback: str | None = None
     answers: dict[str, str] | None = None
+    notes: dict[str, str] | None = None
+    """Questions: the user's optional notes, keyed by question text."""
     at: float = field(default_factory=time.time)
 
     @property
@@ -162,25 +164,40 @@ class QuestionDecision(Decision):
         self.questions = questions
 
     def answer(
-        self, answers: dict[str, str | list[str]] | None = None, *, by: Actor = "code", **kw: Any
+        self,
+        answers: dict[str, str | list[str]] | None = None,
+        *,
+        notes: dict[str, str] | None = None,
+        by: Actor = "code",
+        **kw: Any,
     ) -> bool:
-        """Answer: ``{question text (or header): label or [labels] or free text}``."""
+        """Answer: ``{question text (or header): label or [labels] or free text}``.
+
+        ``notes`` adds an optional note to a question (keyed the same way); the model reads it
+        with the answer. A question left out stays unanswered.
+        """
         given = dict(answers or {})
         given.update(kw)
         out: dict[str, str] = {}
-        for q in self.questions:
-            text = str(q.get("question", ""))
-            header = str(q.get("header", ""))
-            val = given.get(text, given.get(header)) if (text in given or header in given) else None
+        for key, val in given.items():
             if val is None:
                 continue
-            out[text] = ", ".join(map(str, val)) if isinstance(val, list | tuple) else str(val)
-        unknown = set(given) - {str(q.get("question")) for q in self.questions} - {
-            str(q.get("header")) for q in self.questions
-        }
-        if unknown:
-            raise ValueError(f"no such question: {sorted(unknown)[0]!r}")
-        return self._resolve(Outcome("answered", by, answers=out))
+            joined = ", ".join(map(str, val)) if isinstance(val, list | tuple) else str(val)
+            if joined.strip():
+                out[self._question_text(key)] = joined
+        noted = {self._question_text(k): str(v).strip() for k, v in (notes or {}).items()
+                 if v is not None and str(v).strip()}
+        return self._resolve(Outcome("answered", by, answers=out, notes=noted or None))
+
+    def _question_text(self, key: str) -> str:
+        """The question that ``key`` names (its text or its header)."""
+        for q in self.questions:
+            if key == str(q.get("question", "")):
+                return key
+        for q in self.questions:
+            if q.get("header") and key == str(q.get("header")):
+                return str(q.get("question", ""))
+        raise ValueError(f"no such question: {key!r}")
 
 
 class ToolDecision(Decision):

@@ -123,6 +123,8 @@ class QuestionAnswered(_Base):
     decision_id: str
     outcome: Literal["answered", "expired", "cancelled"]
     answers: dict[str, str] = Field(default_factory=dict)
+    notes: dict[str, str] = Field(default_factory=dict)
+    """The user's optional notes, keyed by question text."""
     by: Actor
 
 
@@ -227,6 +229,7 @@ class Decision(NamedTuple):
     suggestions: tuple[dict[str, Any], ...] = ()
     feedback: str | None = None
     answers: Mapping[str, str] | None = None
+    notes: Mapping[str, str] | None = None
     reason: str | None = None
     mode_after: str | None = None
     by: str | None = None
@@ -516,7 +519,8 @@ def _question_asked(b: _Builder, e: QuestionAsked) -> None:
 
 
 def _question_answered(b: _Builder, e: QuestionAnswered) -> None:
-    b.decide(e, "question", answers=MappingProxyType(e.answers))
+    b.decide(e, "question", answers=MappingProxyType(e.answers),
+             notes=MappingProxyType(e.notes) if e.notes else None)
 
 
 def _tool_requested(b: _Builder, e: ToolRequested) -> None:

@@ -157,9 +157,10 @@ class Gate:
         )
         outcome = await self._wait(decision)
         if outcome.status == "answered":
-            return PermissionResultAllow(
-                updated_input={**tool_input, "answers": dict(outcome.answers or {})}
-            )
+            answered: dict[str, Any] = {**tool_input, "answers": dict(outcome.answers or {})}
+            if outcome.notes:
+                answered["annotations"] = {q: {"notes": n} for q, n in outcome.notes.items()}
+            return PermissionResultAllow(updated_input=answered)
         return self._no(outcome, "the questions were not answered.")
 
     async def _tool(self, tool_name: str, tool_input: dict[str, Any], ctx: Any) -> Any:

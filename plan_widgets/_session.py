@@ -436,7 +436,8 @@ class Session:
         elif isinstance(d, QuestionDecision):
             self._emit(
                 ev.QuestionAnswered(
-                    decision_id=d.id, outcome=o.status, answers=o.answers or {}, by=o.by  # type: ignore[arg-type]
+                    decision_id=d.id, outcome=o.status, answers=o.answers or {},  # type: ignore[arg-type]
+                    notes=o.notes or {}, by=o.by,  # type: ignore[arg-type]
                 )
             )
         else:

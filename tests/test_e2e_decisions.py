@@ -97,32 +97,49 @@ def test_question_answered_by_clicks(kernel: Kernel, workdir: Path) -> None:
         assert part in text, part
     others = kernel.find_widgets("TextModel", placeholder="Other (free text)")
     assert len(others) == 2
+    notes = kernel.find_widgets("TextModel", placeholder="Notes for the agent (optional)")
+    assert len(notes) == 2
     # pick as the browser does: selection widgets sync their index
     kernel.send_comm(radio, {"method": "update", "state": {"index": 1}, "buffer_paths": []})
     kernel.send_comm(multi, {"method": "update", "state": {"index": [0, 2]},
                              "buffer_paths": []})
     kernel.set_value(others[1], "Huge")
+    kernel.set_value(notes[0], "match the logo's blue")
     kernel.click(kernel.wait_widget("ButtonModel", description="Submit"))
     wait_status(kernel, "question", "Answered")
     assert settle(kernel) == "idle"
     # the model read the answers: single choice, several choices comma-joined, Other appended
     got = tool_results(workdir)
-    assert f'"{COLOR_Q}"="Blue"' in got, got
+    assert f'"{COLOR_Q}"="Blue" notes: match the logo\'s blue' in got, got
     assert f'"{SIZES_Q}"="Small, Large, Huge"' in got, got
     md = "\n".join(kernel.markdown_outputs())
     assert "ANSWERS:" in md and "Blue" in md
     all_disabled(kernel, [radio, multi, *others, *buttons(kernel, "Submit")])
     events = kernel.eval(
-        "[(e.outcome, e.by, e.answers) for e in plan_widgets.get().events "
+        "[(e.outcome, e.by, e.answers, e.notes) for e in plan_widgets.get().events "
         "if e.type == 'question:answered']")
     assert "'answered', 'user'" in events and "Small, Large, Huge" in events
+    assert "match the logo's blue" in events
+    assert "note on Which color" in card_status(kernel, "question")
 
 
-def test_question_submit_without_choice_asks_again(kernel: Kernel) -> None:
+def test_question_submit_without_choice_asks_again(kernel: Kernel, workdir: Path) -> None:
     kernel.execute("%%claude --scripted dec_question.yaml\nPlease ask me about the banner")
-    kernel.click(kernel.wait_widget("ButtonModel", description="Submit"))
+    submit = kernel.wait_widget("ButtonModel", description="Submit")
+    kernel.click(submit)
     wait_status(kernel, "question", "Pick an option")
     assert kernel.eval("plan_widgets.get().pending.kind") == "'question'"
+    # one of two answered: the card names the other and sends only on a second Submit
+    radio = kernel.wait_widget("RadioButtonsModel")
+    kernel.send_comm(radio, {"method": "update", "state": {"index": 0}, "buffer_paths": []})
+    kernel.click(submit)
+    wait_status(kernel, "question", "Not answered yet: Sizes", "Submit again")
+    assert kernel.eval("plan_widgets.get().pending.kind") == "'question'"
+    kernel.click(submit)
+    wait_status(kernel, "question", "Answered")
+    assert settle(kernel) == "idle"
+    got = tool_results(workdir)
+    assert f'"{COLOR_Q}"="Red"' in got and SIZES_Q not in got, got
 
 
 def test_question_answered_in_code(kernel: Kernel, workdir: Path) -> None:
@@ -490,6 +507,16 @@ def test_gate_user_answers_become_the_cli_wire_form() -> None:
     assert type(result).__name__ == "PermissionResultAllow"
     assert result.updated_input["answers"] == {"Color?": "Red", "Sizes?": "S, L"}
     assert result.updated_input["questions"] == questions
+    assert "annotations" not in result.updated_input  # no notes given, none sent
+
+
+def test_gate_question_notes_are_annotations() -> None:
+    questions = [{"question": "Color?", "header": "Color", "options": [{"label": "Red"}]}]
+    result, _d = _gate_run(30, "AskUserQuestion", {"questions": questions},
+                           lambda d, _c: d.answer({"Color": "Red"}, notes={"Color": " warm "},
+                                                  by="user"))
+    assert result.updated_input["answers"] == {"Color?": "Red"}
+    assert result.updated_input["annotations"] == {"Color?": {"notes": "warm"}}
 
 
 def test_gate_approval_names_the_next_mode() -> None:

@@ -128,6 +128,9 @@ class Card(w.VBox):
         if o.answers:
             extra.append("; ".join(f"{summarize(k, 60)} = {summarize(v, 80)}"
                                    for k, v in o.answers.items()))
+        if o.notes:
+            extra.append("; ".join(f"note on {summarize(k, 60)}: {summarize(v, 80)}"
+                                   for k, v in o.notes.items()))
         color = "#047857" if o.granted else "#b91c1c"
         sup = " · superseded by a revised plan below" if superseded else ""
         detail = f" ({escape('; '.join(extra))})" if extra else ""
@@ -167,10 +170,11 @@ class PlanCard(Card):
 
 
 class QuestionCard(Card):
-    """Each question with its options (and descriptions), an Other field, and Submit."""
+    """Each question with its options (and descriptions), Other and Notes fields, and Submit."""
 
     def __init__(self, decision: QuestionDecision) -> None:
-        self._pickers: list[tuple[dict[str, Any], w.Widget, w.Text]] = []
+        self._pickers: list[tuple[dict[str, Any], w.Widget, w.Text, w.Text]] = []
+        self._warned: frozenset[str] | None = None
         body: list[w.Widget] = []
         for q in decision.questions:
             options = [o for o in q.get("options") or [] if isinstance(o, dict)]
@@ -190,8 +194,9 @@ class QuestionCard(Card):
             else:
                 picker = w.RadioButtons(options=labels, value=None)
             other = w.Text(placeholder="Other (free text)")
-            body.extend([picker, other])
-            self._pickers.append((q, picker, other))
+            notes = w.Text(placeholder="Notes for the agent (optional)")
+            body.extend([picker, w.HBox([other, notes])])
+            self._pickers.append((q, picker, other, notes))
         self.submit_button = w.Button(description="Submit", button_style="primary", icon="reply",
                                       **_plain("button"))
         self.submit_button.on_click(lambda _b: self._submit())
@@ -199,7 +204,10 @@ class QuestionCard(Card):
 
     def _submit(self) -> None:
         answers: dict[str, str | list[str]] = {}
-        for q, picker, other in self._pickers:
+        notes: dict[str, str] = {}
+        missing: list[str] = []
+        for q, picker, other, note in self._pickers:
+            text = str(q.get("question", ""))
             chosen: list[str] = []
             val = picker.value  # type: ignore[attr-defined]
             if isinstance(val, tuple | list):
@@ -209,13 +217,25 @@ class QuestionCard(Card):
             if other.value.strip():
                 chosen.append(other.value.strip())
             if chosen:
-                answers[str(q.get("question", ""))] = chosen
+                answers[text] = chosen
+            else:
+                missing.append(str(q.get("header") or text))
+            if note.value.strip():
+                notes[text] = note.value.strip()
         d = self.decision
         assert isinstance(d, QuestionDecision)
         if not answers:
             self.status.value = '<span style="color:#b91c1c">Pick an option or write one.</span>'
             return
-        d.answer(answers, by="user")
+        if missing and self._warned != frozenset(missing):
+            # as Claude Code's own review step: say what is unanswered, send on a second Submit
+            self._warned = frozenset(missing)
+            self.status.value = (
+                '<span style="color:#b45309">Not answered yet: '
+                f"{escape(', '.join(missing))}. Press Submit again to send as it is.</span>"
+            )
+            return
+        d.answer(answers, notes=notes, by="user")
 
 
 def _tool_preview(tool: str, tool_input: dict[str, Any]) -> str:
