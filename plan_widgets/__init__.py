@@ -77,9 +77,13 @@ def load_ipython_extension(ipython: Any) -> None:
 
 
 def unload_ipython_extension(ipython: Any) -> None:
-    """Remove the transformer (sessions keep running until closed)."""
+    """``%unload_ext plan_widgets``: ``%%claude`` and ``%claude`` are gone (sessions keep
+    running until closed; ``%load_ext`` brings the magics back to them)."""
     from ._magics import transform_cell
 
     cleanup = ipython.input_transformers_cleanup
     if transform_cell in cleanup:
         cleanup.remove(transform_cell)
+    magics = ipython.magics_manager.magics
+    for kind in ("cell", "line"):
+        magics[kind].pop("claude", None)

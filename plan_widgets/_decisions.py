@@ -14,8 +14,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ._options import RESTING_MODES
+
 DecisionKind = Literal["plan", "question", "tool"]
 Actor = Literal["user", "code", "timeout", "interrupt", "close", "cli", "gate", "restart"]
+Decider = Literal["user", "code"]
+"""Who may grant: a click on a card, or the notebook's own code."""
 
 KEEP_PLANNING_DEFAULT = (
     "The user wants you to keep planning. Revise the plan, then present it again with "
@@ -85,6 +89,8 @@ class Decision:
                 pass
 
     def _resolve(self, outcome: Outcome) -> bool:
+        if outcome.granted and outcome.by not in ("user", "code"):
+            raise ValueError(f"by={outcome.by!r}: only the user or code can decide")
         if self.outcome is not None:
             return False
         self.outcome = outcome
@@ -144,11 +150,13 @@ class PlanDecision(Decision):
             self.superseded = True
             self._notify()
 
-    def approve(self, mode: str | None = None, *, by: Actor = "code") -> bool:
+    def approve(self, mode: str | None = None, *, by: Decider = "code") -> bool:
         """Approve the plan; the session leaves plan mode into ``mode`` (default: resting)."""
+        if mode is not None and mode not in RESTING_MODES:
+            raise ValueError(f"unknown mode {mode!r}: choose one of {', '.join(RESTING_MODES)}")
         return self._resolve(Outcome("approved", by, mode=mode or self.resting_mode))
 
-    def reject(self, feedback: str = "", *, by: Actor = "code") -> bool:
+    def reject(self, feedback: str = "", *, by: Decider = "code") -> bool:
         """Keep planning: the model receives ``feedback`` and revises the plan."""
         text = feedback.strip() or KEEP_PLANNING_DEFAULT
         return self._resolve(Outcome("rejected", by, feedback=text))
@@ -168,7 +176,7 @@ class QuestionDecision(Decision):
         answers: dict[str, str | list[str]] | None = None,
         *,
         notes: dict[str, str] | None = None,
-        by: Actor = "code",
+        by: Decider = "code",
         **kw: Any,
     ) -> bool:
         """Answer: ``{question text (or header): label or [labels] or free text}``.
@@ -220,12 +228,12 @@ class ToolDecision(Decision):
         self.suggestions = suggestions
         self.title = title
 
-    def allow(self, always: bool = False, *, by: Actor = "code") -> bool:
+    def allow(self, always: bool = False, *, by: Decider = "code") -> bool:
         """Allow this call; ``always=True`` also applies the CLI's suggested rules."""
         if always and not self.suggestions:
             always = False
         return self._resolve(Outcome("always" if always else "allowed", by))
 
-    def deny(self, reason: str = "", *, by: Actor = "code") -> bool:
+    def deny(self, reason: str = "", *, by: Decider = "code") -> bool:
         """Deny this call, telling the model ``reason``."""
         return self._resolve(Outcome("denied", by, feedback=reason.strip() or None))

@@ -53,11 +53,16 @@ def is_plan_file(path: str | None, env: dict[str, str] | None = None) -> bool:
     return any(p.is_relative_to(r.resolve()) for r in roots)
 
 
-def read_plan(tool_input: dict[str, Any]) -> tuple[str, str | None]:
-    """The plan Markdown and its file: ``plan`` first, then the plan file (older CLIs)."""
+def read_plan(tool_input: dict[str, Any],
+              env: dict[str, str] | None = None) -> tuple[str, str | None]:
+    """The plan Markdown and its file: ``plan`` first, then the plan file (older CLIs).
+
+    The file is read only if it is one of the CLI's own plan files: the path is tool input,
+    and a model could name any file (a key, a token) to have it shown and logged."""
     plan_file = tool_input.get("planFilePath")
     plan = tool_input.get("plan")
-    if not (isinstance(plan, str) and plan.strip()) and isinstance(plan_file, str):
+    if (not (isinstance(plan, str) and plan.strip()) and isinstance(plan_file, str)
+            and is_plan_file(plan_file, env)):
         try:
             plan = Path(plan_file).read_text(encoding="utf-8")
         except OSError:
@@ -125,7 +130,7 @@ class Gate:
         from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny, PermissionUpdate
 
         s = self.session
-        plan, plan_file = read_plan(tool_input)
+        plan, plan_file = read_plan(tool_input, self.session._cli_env)
         if not plan.strip():
             s._note_empty_plan(plan_file)
             return PermissionResultDeny(message=EMPTY_PLAN_REFUSAL)

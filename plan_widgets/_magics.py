@@ -16,9 +16,15 @@ from typing import Any
 from IPython.core import magic_arguments
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.display import HTML, display
-from traitlets import Bool, CFloat, Enum, Unicode
+from traitlets import Bool, CFloat, Enum, TraitError, Unicode, validate
 
-from ._options import DEFAULT_APPROVAL_TIMEOUT, RESTING_MODES, OptionError, SessionError
+from ._options import (
+    DEFAULT_APPROVAL_TIMEOUT,
+    RESTING_MODES,
+    OptionError,
+    SessionError,
+    check_timeout,
+)
 
 _TRANSFORM_PREFIX = "%%claude"
 
@@ -57,10 +63,18 @@ class ClaudeMagics(Magics):
         config=True
     )
 
+    @validate("approval_timeout")
+    def _check_timeout(self, proposal: Any) -> float:
+        try:
+            return check_timeout(proposal["value"])
+        except OptionError as e:
+            raise TraitError(str(e).replace("--approval-timeout", "approval_timeout")) from None
+
     # -- %%claude ------------------------------------------------------------------------
     @magic_arguments.magic_arguments()
     @magic_arguments.argument("--session", default="default", help="session name")
-    @magic_arguments.argument("--model", default=None, help="model for this session")
+    @magic_arguments.argument("--model", default=None,
+                              help="model for this session (from the next request on)")
     @magic_arguments.argument("--plan-model", default=None, help="model used while planning")
     @magic_arguments.argument("--mode", default=None, choices=RESTING_MODES,
                               help="resting permission mode (default: default)")
@@ -68,11 +82,14 @@ class ClaudeMagics(Magics):
     @magic_arguments.argument("--new", action="store_true", help="end the session, start anew")
     @magic_arguments.argument("--background", action="store_true",
                               help="return at once instead of waiting")
-    @magic_arguments.argument("--plan", action="store_true", help="run this turn in plan mode")
+    @magic_arguments.argument("--plan", action="store_true",
+                              help="enter plan mode for this turn (the session stays in plan "
+                              "mode until a plan is approved or plan mode is toggled off)")
     @magic_arguments.argument("--scripted", default=None, metavar="FILE",
                               help="answer from a scripted model (offline, no API key)")
     @magic_arguments.argument("--approval-timeout", default=None, type=float, metavar="SECONDS",
-                              help="seconds a decision waits before it is denied")
+                              help="seconds a decision waits before it is denied (from "
+                              "now on, for this session)")
     @magic_arguments.argument("--resume", default=None, metavar="ID",
                               help="resume a session by its id (see %%claude sessions): the "
                               "CLI keeps its transcript, markers and plans come back from the "
@@ -196,9 +213,15 @@ async def run_cell(line: str, body: str, background: bool = False) -> None:
         from ._commands import show_resumed
 
         show_resumed(session)
+    blocked = session.pending
+    if blocked is not None:
+        print(f"A decision is pending ({blocked.kind}); this prompt runs after it"
+              + (". Its card again (either copy decides):" if kernel else "."))
     if kernel:
-        from .widgets import WidgetTurnView
+        from .widgets import WidgetTurnView, card_for
 
+        if blocked is not None:  # its card may be gone (this cell re-run, its output cleared)
+            display(card_for(blocked))
         view: Any = WidgetTurnView(session, body, _registry.control_bar(session))
         handle = display(view.mimebundle(), raw=True, display_id=True)
     else:
@@ -206,7 +229,6 @@ async def run_cell(line: str, body: str, background: bool = False) -> None:
 
         view = TextTurnView()
         handle = None
-    blocked = session.pending
     try:
         turn = session.ask(body, view=view, plan=args.plan)
     except Exception as e:  # e.g. the session died while starting: say so where it shows
@@ -221,8 +243,6 @@ async def run_cell(line: str, body: str, background: bool = False) -> None:
     if background or args.background or (m is not None and not m.wait):
         return
     if blocked is not None:
-        print(f"A decision is pending above ({blocked.kind}); this prompt runs after it. "
-              "Its output will appear here.")
         return
     waiting = not kernel  # in a terminal, wait for the whole turn (decisions at the prompt)
     try:

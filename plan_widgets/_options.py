@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -60,13 +61,22 @@ class SessionOptions:
             if not p.is_file():
                 raise OptionError(f"--scripted {scripted!r}: no such file")
             scripted = str(p.resolve())
-        if not (self.approval_timeout > 0):
-            raise OptionError("--approval-timeout must be a positive number of seconds")
+        check_timeout(self.approval_timeout)
         return replace(self, cwd=cwd, scripted=scripted)
 
     def with_(self, **changes: Any) -> SessionOptions:
         """A copy with some fields changed (None values are ignored)."""
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+
+def check_timeout(seconds: float) -> float:
+    """An approval timeout: a finite, positive number of seconds (every wait ends)."""
+    if not (isinstance(seconds, int | float) and math.isfinite(seconds) and seconds > 0):
+        raise OptionError(
+            f"--approval-timeout {seconds!r}: give a positive number of seconds (every wait "
+            "for you ends; the default is 1800)"
+        )
+    return float(seconds)
 
 
 def has_credentials(env: dict[str, str] | None = None) -> bool:

@@ -32,7 +32,9 @@ def session(name: str = "default", **options: Any) -> Session:
     """Get the session ``name``, starting it if needed (call from code on the kernel's loop).
 
     Options are those of :class:`plan_widgets.SessionOptions` (model, plan_model, mode, cwd,
-    scripted, approval_timeout, log_dir, resume, plan, env).
+    scripted, approval_timeout, log_dir, resume, plan, env). A live session keeps running;
+    ``resume`` of another conversation under a live session's name is refused (close it
+    first), and so is a conversation that already runs here under another name.
     """
     from ._session import Session
 
@@ -40,9 +42,12 @@ def session(name: str = "default", **options: Any) -> Session:
     given = {k: v for k, v in options.items() if v is not None}
     if given.get("resume"):
         given = resumed(given)
+        _refuse_twice(name, given["resume"])
         if s is not None and s.session_id != given["resume"] and not (s.dead or s.closed):
-            asyncio.get_running_loop().create_task(s.close())  # resume replaces it
-            s = None
+            raise OptionError(
+                f"session {name!r} runs another conversation ({s.session_id}); close it first, "
+                "or resume under another name"
+            )
     if s is not None and not (s.dead or s.closed):
         return s
     opts = SessionOptions(name=name, **given)
@@ -52,6 +57,22 @@ def session(name: str = "default", **options: Any) -> Session:
     s = Session(opts)
     _sessions[name] = s
     return s
+
+
+def _refuse_twice(name: str, sid: str) -> None:
+    """One conversation, one live session: two CLIs on one transcript would fork it."""
+    for other in _sessions.values():
+        if other.session_id == sid and other.name != name and not (other.dead or other.closed):
+            raise OptionError(f"session {sid} is running in this kernel as {other.name!r}; "
+                              f"use --session {other.name}")
+
+
+def _started_with(s: Session) -> dict[str, Any]:
+    """The options a successor of ``s`` keeps unless the cell says otherwise."""
+    o = s.options
+    return {"model": o.model, "plan_model": o.plan_model, "mode": o.mode, "cwd": o.cwd,
+            "scripted": o.scripted, "approval_timeout": o.approval_timeout,
+            "log_dir": o.log_dir, "env": dict(o.env) or None}
 
 
 def resumed(given: dict[str, Any]) -> dict[str, Any]:
@@ -79,7 +100,12 @@ def resumed(given: dict[str, Any]) -> dict[str, Any]:
 
 async def obtain(name: str, wanted: dict[str, Any], defaults: dict[str, Any], *,
                  new: bool = False) -> tuple[Session, list[str]]:
-    """The session a cell runs in: reuse, adjust live, or start (again)."""
+    """The session a cell runs in: reuse, adjust live, or start (again).
+
+    Every option is checked before a live session is replaced (``--new``, ``--resume``), so a
+    typo never costs the running session; a successor keeps the old session's options unless
+    the cell gives others.
+    """
     from ._session import Session
 
     notes: list[str] = []
@@ -89,50 +115,65 @@ async def obtain(name: str, wanted: dict[str, Any], defaults: dict[str, Any], *,
                  if v is not None}
         wanted = {**wanted, **{k: v for k, v in resumed(given).items() if k in (
             "resume", "cwd", "mode", "model", "plan_model", "scripted")}}
-    if s is not None and new:
-        await s.close()
-        s = None
-    if s is not None and wanted.get("resume") and wanted["resume"] != s.session_id:
-        await s.close()
-        s = None
-    base: dict[str, Any] = {}
-    if s is not None and (s.dead or s.closed):
-        # a fresh session keeps what the old one was started with, unless the cell says else
-        o = s.options
-        base = {"model": o.model, "plan_model": o.plan_model, "mode": o.mode, "cwd": o.cwd,
-                "scripted": o.scripted, "approval_timeout": o.approval_timeout,
-                "log_dir": o.log_dir, "env": dict(o.env) or None}
-        if s.dead:
-            notes.append(
-                f"The previous session {name!r} ended ({s.dead}). Starting a new one; to "
-                f"continue the old conversation: %claude resume {s.session_id}"
-            )
-        s = None
-    if s is not None:
-        o = s.options
-        if wanted.get("cwd") and os.path.realpath(wanted["cwd"]) != o.cwd:
-            raise OptionError(f"session {name!r} runs in {o.cwd}; use --new to change --cwd")
-        if wanted.get("scripted") and os.path.realpath(wanted["scripted"]) != o.scripted:
-            raise OptionError(f"session {name!r} already runs; use --new to change --scripted")
-        if wanted.get("model") and wanted["model"] != o.model:
-            s.options = o.with_(model=wanted["model"])
-            await s.set_model(wanted["model"])
-        if wanted.get("plan_model"):
-            s.options = s.options.with_(plan_model=wanted["plan_model"])
-        if wanted.get("approval_timeout"):
-            s.options = s.options.with_(approval_timeout=wanted["approval_timeout"])
-        if wanted.get("mode") and wanted["mode"] != s.options.mode:
-            await s.set_mode(wanted["mode"])
+        _refuse_twice(name, wanted["resume"])
+    replace = s is not None and not (s.dead or s.closed) and (
+        new or bool(wanted.get("resume") and wanted["resume"] != s.session_id))
+    if s is not None and not replace and not (s.dead or s.closed):
+        await _adjust(s, wanted)
         return s, notes
+    base: dict[str, Any] = _started_with(s) if s is not None else {}
+    if s is not None and s.dead:
+        hint = f" --session {name}" if name != "default" else ""
+        notes.append(
+            f"The previous session {name!r} ended ({s.dead}). Starting a new one; to "
+            f"continue the old conversation: %claude resume {s.session_id}{hint}"
+            if s._connected.is_set() else
+            f"The previous session {name!r} ended ({s.dead}). Starting a new one."
+        )
     merged = {k: v for k, v in defaults.items() if v is not None}
     merged.update({k: v for k, v in base.items() if v is not None})
     merged.update({k: v for k, v in wanted.items() if v is not None})
     opts = SessionOptions(name=name, **merged).validated()  # bad input first, in one line
     if not opts.scripted and not has_credentials(opts.env):
         raise OptionError(NO_CREDENTIALS)
+    if replace and s is not None:
+        await s.close()
     s = Session(opts)
     _sessions[name] = s
     return s, notes
+
+
+async def _adjust(s: Session, wanted: dict[str, Any]) -> None:
+    """Apply a cell's options to a live session (what can change without a restart)."""
+    from ._options import RESTING_MODES, check_timeout
+
+    o = s.options
+    if wanted.get("cwd") and _real(wanted["cwd"]) != o.cwd:
+        raise OptionError(f"session {s.name!r} runs in {o.cwd}; use --new to change --cwd")
+    if wanted.get("scripted") and _real(wanted["scripted"]) != o.scripted:
+        raise OptionError(f"session {s.name!r} already runs; use --new to change --scripted")
+    mode = wanted.get("mode")
+    if mode and mode not in RESTING_MODES:
+        raise OptionError(f"unknown mode {mode!r}: choose one of {', '.join(RESTING_MODES)}")
+    if wanted.get("approval_timeout") is not None:
+        s.options = s.options.with_(approval_timeout=check_timeout(wanted["approval_timeout"]))
+    if wanted.get("model") and wanted["model"] != o.model:
+        s.options = s.options.with_(model=wanted["model"])
+        await s.set_model(wanted["model"])
+    if wanted.get("plan_model"):
+        s.options = s.options.with_(plan_model=wanted["plan_model"])
+    if mode and mode != s.options.mode:
+        if s._plan_in_force():
+            # in plan mode --mode names where approval leads; leaving plan mode is the plan
+            # card's job (or the toggle's), never a side effect of a cell's option
+            s.options = s.options.with_(mode=mode)
+            s._changed()
+        else:
+            await s.set_mode(mode)
+
+
+def _real(path: str) -> str:
+    return os.path.realpath(os.path.expanduser(path))
 
 
 def control_bar(s: Session) -> ControlBar:

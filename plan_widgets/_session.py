@@ -21,7 +21,7 @@ import warnings
 from collections import deque
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, get_args
 
 from . import _events as ev
 from ._decisions import Decision, PlanDecision, QuestionDecision, ToolDecision
@@ -237,10 +237,7 @@ class Session:
     async def wait(self, timeout: float | None = 60) -> str:
         """Wait until the session is idle or waits for the user; returns :attr:`status`."""
         async def _settle() -> None:
-            while self.status in ("working", "starting") and not self.dead:
-                if self.status == "starting" and not self.busy:
-                    await self._connected.wait()
-                    continue
+            while self.status in ("working", "starting"):
                 await self._next_pulse()
 
         await asyncio.wait_for(_settle(), timeout)
@@ -278,6 +275,10 @@ class Session:
     async def set_mode(self, mode: str, *, source: str = "user") -> None:
         """Request a permission mode; the marker shows it pending until the CLI confirms."""
         self._check_alive()
+        if mode not in ALL_MODES:
+            raise OptionError(f"unknown mode {mode!r}: choose one of {', '.join(ALL_MODES)}")
+        if source not in get_args(ev.ModeSource):
+            raise OptionError(f"unknown source {source!r}: one of {get_args(ev.ModeSource)}")
         self._gate_plan = mode == "plan"
         resting = self.options.mode
         if mode != "plan" and resting != mode and source == "user":
@@ -332,6 +333,7 @@ class Session:
             t.view.error("The session was closed before this prompt ran.")
         self._queued.clear()
         self._queue.put_nowait(None)
+        self._changed()  # wakes the running turn, which ends as closed
         try:
             await asyncio.wait_for(asyncio.shield(self._owner), timeout)
         except (asyncio.TimeoutError, Exception):
@@ -475,7 +477,12 @@ class Session:
         self._requested_source = "approval"
         self._emit(ev.PlanMode(mode=mode, state="requested", source="approval"))
         if self.options.plan_model and self._model_target != self.options.model:
-            await self.set_model(self.options.model, why="resting model")
+            try:
+                await self.set_model(self.options.model, why="resting model")
+            except SessionError as e:  # the approval stands; say the model stayed
+                self._emit(ev.ErrorEvent(kind="model", message=str(e)))
+                if self._turn is not None:
+                    self._turn.view.marker(f"Could not switch back to the resting model: {e}")
 
     # -- the owner task ------------------------------------------------------------------
     async def _main(self) -> None:
@@ -652,10 +659,15 @@ class Session:
         try:
             if turn.plan and self.state.mode != "plan":
                 await self.set_mode("plan", source="user")
+                if self.state.refused:
+                    raise SessionError(f"plan mode was refused ({self.state.refused}), so this "
+                                       "prompt was not sent")
             query = self._client.query(turn.prompt, session_id=self.session_id)
             await self._control(query, "query")
-            while not turn.done and not self.dead:
+            while not turn.done and not self.dead and not self.closed:
                 await self._next_pulse()
+            if not turn.done and self.closed:
+                self._end_turn(turn, None, "the session was closed during this turn")
         except SessionError as e:
             self._end_turn(turn, None, str(e))
         finally:
@@ -674,6 +686,7 @@ class Session:
         if dur is None and turn.started_at is not None:
             dur = int((time.monotonic() - turn.started_at) * 1000)
         subtype = getattr(result, "subtype", None) or ("error" if error else "success")
+        before = self.state.cost_usd
         self._emit(
             ev.TurnEnded(
                 turn=turn.number,
@@ -696,8 +709,9 @@ class Session:
         }
         parts = [f"{dur / 1000:.1f} s" if dur is not None else None]
         parts.append(f"{tin:,} in / {tout:,} out tokens")
-        if cost is not None:
-            parts.append(f"${cost:.4f}")
+        if cost is not None:  # the CLI reports a running total: show this turn's share
+            total = self.state.cost_usd
+            parts.append(f"${max(total - before, 0.0):.4f} (session ${total:.4f})")
         summary = " · ".join(p for p in parts if p)
         if error:
             turn.view.error(error)
@@ -781,7 +795,14 @@ class Session:
             if msg.model and msg.model != "<synthetic>" and msg.parent_tool_use_id is None:
                 self._saw_model(msg.model)  # <synthetic>: the CLI's own error message
             streamed = turn is not None and msg.message_id in turn._streamed
+            # The CLI's own report of an API failure (model "<synthetic>"): the ResultMessage
+            # that follows says it as one line; shown here too it would read as the agent's
+            # words, glued to any text cut off before it.
+            failed = msg.error is not None or msg.model == "<synthetic>" and any(
+                isinstance(b, TextBlock) and b.text.startswith("API Error") for b in msg.content)
             for block in msg.content:
+                if failed:
+                    break
                 if isinstance(block, TextBlock) and not streamed and turn is not None:
                     turn._text.append(block.text)
                     view.text(block.text)
@@ -792,7 +813,6 @@ class Session:
                         view.marker("The agent entered plan mode")
                     if block.name not in ("ExitPlanMode", "AskUserQuestion"):
                         view.tool_started(block.id, block.name, dict(block.input or {}))
-            # msg.error (an API failure): the ResultMessage that follows says it, once
             return
         if isinstance(msg, UserMessage):
             if isinstance(msg.content, list) and turn is not None:

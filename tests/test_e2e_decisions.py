@@ -7,6 +7,7 @@ model received is read back from the scripted model's request log.
 
 from __future__ import annotations
 
+import html
 import json
 from pathlib import Path
 
@@ -231,7 +232,8 @@ def test_accept_edits_asks_for_bash_only(kernel: Kernel, workdir: Path) -> None:
     allow = kernel.wait_widget("ButtonModel", description="Allow")
     # the Write went through without a card; the Bash command waits, shown as a command line
     assert (workdir / "notes.txt").exists() and not (workdir / "copy.txt").exists()
-    assert "$ sh -c &#x27;cat notes.txt &gt; copy.txt&#x27;" in "\n".join(kernel.markdown_outputs())
+    shown = html.unescape("\n".join(kernel.markdown_outputs()))  # as the page shows it
+    assert "$ sh -c 'cat notes.txt > copy.txt'" in shown
     assert kernel.eval("[d.kind for d in plan_widgets.get().decisions]") == "['tool']"
     kernel.click(allow)
     assert settle(kernel) == "idle"

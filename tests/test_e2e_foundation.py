@@ -132,9 +132,10 @@ def test_cli_that_cannot_start_shows_its_reason(kernel: Kernel) -> None:
     assert "Traceback" not in out["text"]
     assert kernel.eval("plan_widgets.get().dead is not None") == "True"
     assert kernel.eval("1 + 1") == "2"
-    # the next %%claude starts a new session and offers to resume the old one
+    # the next %%claude starts a new session; the old one never started, so there is no
+    # conversation to offer to resume
     again = kernel.execute("%%claude --mode default\nmy name is Ada")["text"]
-    assert "Starting a new one" in again and "%claude resume" in again
+    assert "Starting a new one" in again and "%claude resume" not in again
     assert kernel.eval("plan_widgets.get().mode") == "'default'"
 
 
@@ -185,3 +186,15 @@ def test_saved_fallback_shows_the_whole_turn_after_a_decision(
 
     text = kernel.wait_until(final, 30)
     assert "Plan: add a greeting" in text and "✓" in text
+    # ... including how the plan was decided
+    assert "Plan proposed" in text and "Approved (next mode: acceptEdits)" in text, text
+
+
+def test_unload_ext_removes_the_magics(kernel: Kernel) -> None:
+    kernel.execute("%unload_ext plan_widgets")
+    out = kernel.execute("%%claude --scripted chat_context.yaml\nhello", allow_error=True)
+    assert "Cell magic `%%claude` not found" in out["text"], out["text"]
+    assert kernel.eval("plan_widgets.get() is None") == "True"  # nothing was started
+    kernel.execute("%load_ext plan_widgets")
+    out = kernel.execute("%%claude --scripted chat_context.yaml\nhello")
+    assert kernel.eval("plan_widgets.get().status") == "'idle'"

@@ -63,7 +63,7 @@ def test_a_later_cell_does_not_wait_for_a_pending_decision(
         kernel6.wait_until(lambda m=msg_id: any(
             x["parent_header"].get("msg_id") == m and x["header"]["msg_type"] == "status"
             and x["content"]["execution_state"] == "idle" for x in kernel6.messages), 120)
-    assert "A decision is pending above (plan)" in kernel6.outputs(second)["text"]
+    assert "A decision is pending (plan)" in kernel6.outputs(second)["text"]
     assert kernel6.outputs(third)["text"].strip() == "2"
     # the click, once the cells are done, still decides; the queued prompt then runs
     kernel6.click(kernel6.wait_widget("ButtonModel", description="Approve"))

@@ -14,7 +14,7 @@ from typing import Any
 import ipywidgets as w
 from ipywidgets.widgets.widget_string import HTMLStyle
 
-from .._decisions import Decision, PlanDecision, QuestionDecision, ToolDecision
+from .._decisions import Decision, Outcome, PlanDecision, QuestionDecision, ToolDecision
 from .._render import escape, summarize
 from ._markdown import html_output, markdown_output
 
@@ -117,20 +117,7 @@ class Card(w.VBox):
             return
         for c in self._inputs():
             c.disabled = True
-        text = _ENDED_TEXT.get((o.status, o.by)) or _OUTCOME_TEXT.get(o.status, o.status)
-        extra = []
-        if o.by in _BY_TEXT and (o.status, o.by) not in _ENDED_TEXT:
-            extra.append(_BY_TEXT[o.by])
-        if o.mode and o.status == "approved":
-            extra.append(f"next mode: {o.mode}")
-        if o.feedback and o.status in ("rejected", "denied"):
-            extra.append(f"feedback: {summarize(o.feedback, 200)}")
-        if o.answers:
-            extra.append("; ".join(f"{summarize(k, 60)} = {summarize(v, 80)}"
-                                   for k, v in o.answers.items()))
-        if o.notes:
-            extra.append("; ".join(f"note on {summarize(k, 60)}: {summarize(v, 80)}"
-                                   for k, v in o.notes.items()))
+        text, extra = _outcome_parts(o)
         color = "#047857" if o.granted else "#b91c1c"
         sup = " · superseded by a revised plan below" if superseded else ""
         detail = f" ({escape('; '.join(extra))})" if extra else ""
@@ -138,6 +125,50 @@ class Card(w.VBox):
             f'<span style="color:{color}"><b>{escape(text)}</b>{detail} at {_when(o.at)}'
             f"{escape(sup)}</span>"
         )
+
+
+def _outcome_parts(o: Outcome) -> tuple[str, list[str]]:
+    """What an outcome says: the headline and its details (plain text)."""
+    text = _ENDED_TEXT.get((o.status, o.by)) or _OUTCOME_TEXT.get(o.status, o.status)
+    extra = []
+    if o.by in _BY_TEXT and (o.status, o.by) not in _ENDED_TEXT:
+        extra.append(_BY_TEXT[o.by])
+    if o.mode and o.status == "approved":
+        extra.append(f"next mode: {o.mode}")
+    if o.feedback and o.status in ("rejected", "denied"):
+        extra.append(f"feedback: {summarize(o.feedback, 200)}")
+    if o.answers:
+        extra.append("; ".join(f"{summarize(k, 60)} = {summarize(v, 80)}"
+                               for k, v in o.answers.items()))
+    if o.notes:
+        extra.append("; ".join(f"note on {summarize(k, 60)}: {summarize(v, 80)}"
+                               for k, v in o.notes.items()))
+    return text, extra
+
+
+def decision_markdown(d: Decision) -> str:
+    """A decision as Markdown source, for frontends without widgets: what was asked and,
+    once decided, how it ended (untrusted parts go through the safe renderer like any text)."""
+    if isinstance(d, PlanDecision):
+        lines = ["**Plan proposed**", "", d.plan]
+    elif isinstance(d, QuestionDecision):
+        lines = ["**The agent asks**", ""]
+        for q in d.questions:
+            labels = ", ".join(str(o.get("label", "")) for o in q.get("options") or []
+                               if isinstance(o, dict))
+            head = f"**{q.get('header')}**: " if q.get("header") else ""
+            lines.append(f"- {head}{q.get('question', '')}" + (f" ({labels})" if labels else ""))
+    else:
+        assert isinstance(d, ToolDecision)
+        lines = [f"**Permission asked**: `{d.tool}` {summarize(d.input, 200)}"]
+    o = d.outcome
+    if o is None:
+        state = "superseded by a revised plan" if getattr(d, "superseded", False) else (
+            "waiting for you")
+    else:
+        text, extra = _outcome_parts(o)
+        state = text + (f" ({'; '.join(extra)})" if extra else "") + f" at {_when(o.at)}"
+    return "\n".join([*lines, "", f"*{state}*"])
 
 
 class PlanCard(Card):

@@ -90,6 +90,8 @@ class ControlBar(w.HBox):
         elif st.refused:
             mode_html = _badge("mode", f"{mode} (refused: {st.refused})", "#b91c1c",
                                "the CLI refused the last mode change")
+        elif st.mode is None:  # nothing reported yet (starting, or it never started)
+            mode_html = _badge("mode", "?", "#6b7280", "not reported by the CLI yet")
         else:
             color = "#7c3aed" if mode == "plan" else "#047857"
             mode_html = _badge("mode", mode, color, "confirmed by the CLI")

@@ -9,7 +9,7 @@ import ipywidgets as w
 
 from .._decisions import Decision
 from .._render import escape, render_html, summarize
-from ._cards import card_for
+from ._cards import card_for, decision_markdown
 from ._control import ControlBar
 from ._markdown import StreamingMarkdown, html_output, set_html
 
@@ -116,10 +116,13 @@ class WidgetTurnView(w.VBox):
         card = card_for(decision)
         self.cards.append(card)
         self._add(card)
-        kind = {"plan": "Plan proposed", "question": "Question", "tool": "Permission asked"}
-        self._transcript.append(f"**{kind[decision.kind]}**")
-        if decision.kind == "plan":
-            self._transcript.append(getattr(decision, "plan", ""))
+        i = len(self._transcript)
+        self._transcript.append(decision_markdown(decision))
+
+        def follow() -> None:  # the fallbacks say how it ended
+            self._transcript[i] = decision_markdown(decision)
+
+        decision.watch(follow)
 
     def marker(self, text: str) -> None:
         self._close_stream()
