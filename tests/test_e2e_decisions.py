@@ -521,6 +521,29 @@ def test_gate_question_notes_are_annotations() -> None:
     assert result.updated_input["annotations"] == {"Color?": {"notes": "warm"}}
 
 
+def test_only_a_user_or_code_can_grant_and_only_into_a_resting_mode() -> None:
+    import asyncio
+
+    from plan_widgets._decisions import PlanDecision, ToolDecision
+
+    async def main() -> None:
+        plan = PlanDecision("# Plan", None, "default")
+        with pytest.raises(ValueError, match="only the user or code"):
+            plan.approve(by="timeout")  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match="unknown mode 'yolo'"):
+            plan.approve("yolo")
+        with pytest.raises(ValueError, match="unknown mode 'plan'"):
+            plan.approve("plan")
+        assert not plan.done
+        tool = ToolDecision("Write", {}, [])
+        with pytest.raises(ValueError):
+            tool.allow(by="gate")  # type: ignore[arg-type]
+        assert tool.expire() and tool.outcome is not None and not tool.outcome.granted
+        assert plan.approve("acceptEdits", by="user") and plan.outcome.mode == "acceptEdits"
+
+    asyncio.run(main())
+
+
 def test_gate_approval_names_the_next_mode() -> None:
     result, _d = _gate_run(30, "ExitPlanMode", PLAN_INPUT,
                            lambda d, _c: d.approve("acceptEdits", by="user"))
