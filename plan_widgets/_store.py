@@ -65,7 +65,12 @@ _SECRET_VALUE = re.compile(
 _SECRET_ASSIGN = re.compile(
     # NAME=value, NAME = "value", NAME: value, "NAME": "value" (the bare API_KEY / TOKEN too)
     # (a name ending in TOKENS, such as MAX_TOKENS, counts tokens: it is no secret)
-    r"\b([A-Z0-9_]*(?:API_?KEYS?|TOKEN|SECRETS?|PASSWORDS?|PASSWD)(?:_[A-Z0-9_]*)?)\b"
+    # The name is a whole word of [A-Z0-9_] holding a keyword followed by "_" or its end:
+    # checked by a lookahead, then taken in one greedy run. (Spelled as one backtracking
+    # pattern, a word such as "TOKEN_" * n tried every keyword in it against every tail:
+    # quadratic, and minutes of a frozen kernel for a 240 KB tool input.)
+    r"\b(?=[A-Z0-9_]*?(?:API_?KEYS?|TOKEN|SECRETS?|PASSWORDS?|PASSWD)(?:_|\b))"
+    r"([A-Z0-9_]+)\b"
     r"([\"']?[ \t]*[=:][ \t]*)"
     r"(\"[^\"]*\"|'[^']*'|[^\s\"']+)"
 )

@@ -365,6 +365,37 @@ def test_redaction_keeps_the_event_otherwise(tmp_path: Path) -> None:
     assert e.feedback == f"ok {KEY}"  # the original is untouched
 
 
+
+# Names such as TOKEN_TOKEN_..._TOKEN once made the assignment pattern try every keyword in
+# the word against every tail of it: 6 KB took 0.1 s, 48 KB 5.8 s, 300 KB would have frozen
+# the kernel (redaction runs on its event loop) for minutes. Linear now: 300 KB in ~30 ms.
+ADVERSARIAL = [
+    "TOKEN_" * 50_000 + "x",
+    "API_KEY_" * 37_500 + " x",
+    "SECRETS_1" * 33_000 + "=",
+    "PASSWORD_TOKEN_" * 20_000 + '="',
+]
+
+
+@pytest.mark.timeout(20)  # each took minutes when the patterns were quadratic
+@pytest.mark.parametrize("text", ADVERSARIAL, ids=lambda t: repr(t[:12]))
+def test_redaction_is_linear_on_adversarial_input(text: str) -> None:
+    assert len(text) >= 290_000
+    e = ev.ToolRequested(decision_id="t1", tool="Write",
+                         input={"file_path": "/w/x.txt", "content": text})
+    assert redact_event(e) is e  # nothing to redact in there
+    assert redact_text(text) == text
+
+
+@pytest.mark.timeout(20)
+def test_a_long_name_is_still_redacted(tmp_path: Path) -> None:
+    name = "TOKEN_" * 50_000
+    (w,) = write_log(tmp_path / "s.jsonl", [ev.ToolRequested(
+        decision_id="t1", tool="Write", input={"content": f"{name}=hunter2 and more"})])
+    assert w.input["content"] == f"{name}={REDACTED} and more"  # type: ignore[union-attr]
+    assert b"hunter2" not in (tmp_path / "s.jsonl").read_bytes()
+
+
 # -- where logs live ------------------------------------------------------------------------
 
 
