@@ -184,6 +184,10 @@ def control_bar(s: Session) -> ControlBar:
     if bar is None or bar.session is not s:
         bar = ControlBar(s)
         _bars[id(s)] = bar
+        # a replaced session's bar goes with it (the cells that show it keep their copy)
+        live = {id(x) for x in _sessions.values()}
+        for key in [k for k in _bars if k not in live and k != id(s)]:
+            del _bars[key]
     return bar
 
 

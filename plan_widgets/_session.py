@@ -36,6 +36,7 @@ from ._options import (
 )
 from ._procgroup import own_process_group
 from ._store import EventLog, default_log_dir, find_session_log
+from ._tasks import spawn
 
 CONTROL_TIMEOUT = 15.0
 _QUIET = logging.NullHandler()
@@ -319,7 +320,7 @@ class Session:
         """Like :meth:`interrupt`, from synchronous code: decisions are cancelled at once."""
         for d in self._open_decisions():
             d.cancel("interrupt")
-        asyncio.get_running_loop().create_task(self._quiet(self.interrupt()))
+        spawn(self.interrupt())
 
     async def close(self, timeout: float = 15) -> None:
         """End the session: pending decisions are cancelled, the CLI exits."""
@@ -851,12 +852,7 @@ class Session:
                 " (the agent entered plan mode)" if source == "model" and mode == "plan" else ""
             ))
         if source == "model" and mode == "plan" and self.options.plan_model:
-            asyncio.get_running_loop().create_task(self._quiet(self.set_model(
-                self.options.plan_model, why="plan model")))
-
-    async def _quiet(self, aw: Any) -> None:
-        with contextlib.suppress(Exception):
-            await aw
+            spawn(self.set_model(self.options.plan_model, why="plan model"))
 
     def _saw_model(self, model: str) -> None:
         prev = self.state.model

@@ -12,6 +12,7 @@ from typing import Any, TextIO
 
 from ._decisions import Decision, PlanDecision, QuestionDecision, ToolDecision
 from ._render import summarize
+from ._tasks import spawn
 
 
 class TextTurnView:
@@ -57,13 +58,16 @@ class TextTurnView:
         elif isinstance(decision, ToolDecision):
             self._p(f"\nAllow {decision.tool} {summarize(decision.input, 160)}?\n")
         if self.interactive:
-            asyncio.get_running_loop().create_task(self._ask(decision))
+            spawn(self._ask(decision))
 
     async def _ask(self, d: Decision) -> None:
         loop = asyncio.get_running_loop()
 
         async def ask(prompt: str) -> str:
-            return (await loop.run_in_executor(None, input, prompt)).strip()
+            line = (await loop.run_in_executor(None, input, prompt)).strip()
+            if d.done:  # decided meanwhile (timeout, interrupt): this answer is for nothing
+                raise EOFError
+            return line
 
         try:
             if isinstance(d, PlanDecision):

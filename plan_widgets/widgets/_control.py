@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as w
 
 from .._render import escape
+from .._tasks import spawn
 
 if TYPE_CHECKING:
     from .._session import Session
@@ -70,8 +70,7 @@ class ControlBar(w.HBox):
         self._spawn(self.session.interrupt())
 
     def _spawn(self, coro: Any) -> None:
-        task = asyncio.get_running_loop().create_task(coro)
-        task.add_done_callback(lambda t: t.cancelled() or t.exception())
+        spawn(coro)
 
     # -- rendering from state ----------------------------------------------------------------
     def refresh(self) -> None:
