@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import shlex
+import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -46,9 +49,34 @@ MAX_LOG_ROWS = 500
 """``%claude log`` shows at most this many events (the newest)."""
 
 
-def _spawn(coro: Any) -> None:
-    task = asyncio.get_running_loop().create_task(coro)
-    task.add_done_callback(lambda t: t.cancelled() or t.exception())
+def _spawn(coro: Any, failed: str | None = None) -> None:
+    """Run ``coro`` on the kernel's loop; if it fails, ``failed: <error>`` goes to stderr
+    (the cell that asked for it, in ipykernel 7) instead of nowhere."""
+    from ._tasks import spawn
+
+    def done(t: asyncio.Task[Any]) -> None:
+        e = None if t.cancelled() else t.exception()
+        if e is not None and failed is not None:
+            print(f"{failed}: {_one_line(str(e))}", file=sys.stderr)
+
+    spawn(coro).add_done_callback(done)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+@contextmanager
+def _reading_logs(cmd: str) -> Iterator[None]:
+    """An event log that cannot be read (a corrupt line, no permission) is a one-line error
+    of the command, not a traceback."""
+    from ._store import LogError
+
+    try:
+        yield
+    except (LogError, OSError) as e:
+        raise OptionError(f"%claude {cmd}: cannot read the event log: {_one_line(str(e))}"
+                          ) from None
 
 
 def _take(argv: list[str], flag: str) -> str | None:
@@ -80,11 +108,14 @@ def run(magics: Any, line: str) -> Any:
     cmd, rest = argv[0], argv[1:]
     if cmd == "sessions":
         _no_args(cmd, rest)
-        return _sessions(magics)
+        with _reading_logs(cmd):
+            return _sessions(magics)
     if cmd == "resume":
-        return _resume(magics, name, rest)
+        with _reading_logs(cmd):
+            return _resume(magics, name, rest)
     if cmd in ("log", "cost", "plans"):
-        return _history_command(magics, cmd, name, rest)
+        with _reading_logs(cmd):
+            return _history_command(magics, cmd, name, rest)
     if cmd not in ("status", "interrupt", "stop", "plan"):
         raise _Usage(f"%claude: unknown command {cmd!r}\n{USAGE.splitlines()[0]}")
     s = _registry.get(name)
@@ -102,20 +133,51 @@ def run(magics: Any, line: str) -> Any:
         return None
     if cmd == "interrupt":
         _no_args(cmd, rest)
+        _not_ended(s, "nothing to interrupt")
+        if s.pending is None and not s.busy:
+            print(f"{s.name}: no turn is running; nothing to interrupt")
+            return None
         s.interrupt_nowait()
         print(f"{s.name}: interrupt sent")
         return None
     if cmd == "stop":
         _no_args(cmd, rest)
+        again = f"%claude resume {s.session_id} continues it"
+        if s.closed:
+            print(f"{s.name} is already closed (id {s.session_id}; {again})")
+            return None
         for d in s._open_decisions():
             d.cancel("close")
         _spawn(s.close())
-        print(f"{s.name}: stopping (id {s.session_id}; %claude resume {s.session_id} continues it)")
+        if s.dead:
+            print(f"{s.name} had already ended ({_one_line(s.dead)}); closed it "
+                  f"(id {s.session_id}; {again})")
+        else:
+            print(f"{s.name}: stopping (id {s.session_id}; {again})")
         return None
     if rest not in (["on"], ["off"]):
         raise _Usage("usage: %claude plan on|off")
-    _spawn(s.set_plan_mode(rest[0] == "on"))
+    _not_ended(s, f"cannot turn plan mode {rest[0]}")
+    on = rest[0] == "on"
+    target = "plan" if on else s.options.mode
+    st = s.state
+    if st.mode == target and st.requested_mode in (None, target):
+        print(f"{s.name}: plan mode is already {rest[0]}"
+              + ("" if on else f" (mode {target})"))
+    else:
+        print(f"{s.name}: plan mode {rest[0]} (asked; the marker shows when the CLI confirms)")
+    _spawn(s.set_plan_mode(on), failed=f"%claude plan {rest[0]}")
     return None
+
+
+def _not_ended(s: Any, what: str) -> None:
+    """One line, not a false promise, when session ``s`` is closed or dead."""
+    if s.closed:
+        raise OptionError(f"{s.name} is closed: {what} (%claude resume {s.session_id} "
+                          "continues it)")
+    if s.dead:
+        raise OptionError(f"{s.name} has ended ({_one_line(s.dead)}): {what} "
+                          f"(%claude resume {s.session_id} continues it)")
 
 
 def _no_args(cmd: str, rest: list[str]) -> None:
@@ -144,23 +206,34 @@ def _sessions(magics: Any) -> None:
 
     rows = []
     seen = set()
+    bad: list[tuple[Path, str]] = []
     for s in _registry.sessions().values():
         seen.add(s.session_id)
         st = s.state
         rows.append([s.session_id, s.name, _when(st.started), st.turns, f"${st.cost_usd:.4f}",
                      st.mode or "?", len(st.pending_ids), "this kernel: " + s.status])
-    for info in list_sessions(_log_dir(magics)):
+    for info in list_sessions(_log_dir(magics), bad):
         if info.session_id in seen:
             continue
         rows.append([info.session_id, info.name or "?", _when(info.started), info.turns,
                      f"${info.cost_usd:.4f}", info.last_mode or "?",
                      # its callbacks died with the kernel that asked: resume expires them
                      f"{info.pending} unanswered" if info.pending else 0, "log"])
-    if not rows:
+    if not rows and not bad:
         print(f"no sessions yet (no event logs in {_log_dir(magics)})")
         return
-    _table(["id", "name", "started", "turns", "cost", "last mode", "pending", "where"], rows,
-           f"event logs in {_log_dir(magics)}")
+    if rows:
+        _table(["id", "name", "started", "turns", "cost", "last mode", "pending", "where"],
+               rows, f"event logs in {_log_dir(magics)}")
+    if bad:
+        print(_unreadable(bad))
+
+
+def _unreadable(bad: list[tuple[Path, str]]) -> str:
+    """One line about the logs that cannot be read (and why the first cannot)."""
+    return (f"{len(bad)} event log(s) cannot be read and are left out: "
+            + ", ".join(p.name for p, _ in bad[:6]) + (", ..." if len(bad) > 6 else "")
+            + f" ({_one_line(bad[0][1])})")
 
 
 def _table(head: list[str], rows: list[list[Any]], caption: str = "") -> None:
@@ -211,24 +284,45 @@ def _history_source(magics: Any, name: str, sid: str | None) -> tuple[str, list[
         s = _registry.get(name)
         if s is not None:
             return s.session_id, list(s.events), s.state
-        for info in list_sessions(log_dir):
+        bad: list[tuple[Path, str]] = []
+        for info in list_sessions(log_dir, bad):
             if info.name == name:
                 sid = info.session_id
                 break
         else:
-            raise OptionError(f"no session {name!r} in this kernel or in the logs ({log_dir})")
-    path = find_session_log(sid, log_dir)
+            raise OptionError(f"no session {name!r} in this kernel or in the logs ({log_dir})"
+                              + (f"; {_unreadable(bad)}" if bad else ""))
+    full = resolve_id(sid, log_dir)
+    if full in live:
+        s = live[full]
+        return s.session_id, list(s.events), s.state
+    path = find_session_log(full, log_dir) if full is not None else None
     if path is None:
-        for full, s in live.items():
-            if full.startswith(sid):
-                return full, list(s.events), s.state
         raise OptionError(f"no session {sid!r} in the event logs ({log_dir}); "
                           "%claude sessions lists them")
-    if path.stem in live:
-        s = live[path.stem]
-        return s.session_id, list(s.events), s.state
     events = read_events(path)
     return path.stem, events, fold(events)
+
+
+def resolve_id(prefix: str, log_dir: Path) -> str | None:
+    """The full id of the session ``prefix`` names, among the logs in ``log_dir`` and the
+    sessions of this kernel: the one whose id it is, or the one whose id starts with it.
+    None if none; several raise OptionError naming them (never one of them, silently)."""
+    from . import _registry
+    from ._store import ambiguous, session_ids
+
+    if not prefix:
+        return None
+    live = [s.session_id for s in _registry.sessions().values()]
+    if prefix in live:
+        return prefix
+    found = sorted(set(session_ids(prefix, log_dir))
+                   | {sid for sid in live if sid.startswith(prefix)})
+    if prefix in found:
+        return prefix
+    if len(found) > 1:
+        raise OptionError(ambiguous(prefix, found))
+    return found[0] if found else None
 
 
 def _log_table(events: list[Any], sid: str = "") -> None:
@@ -326,12 +420,15 @@ def _resume(magics: Any, name: str, rest: list[str]) -> Any:
         raise _Usage("usage: %claude resume [ID] [--scripted FILE] [--session NAME]")
     log_dir = _log_dir(magics)
     if rest:
-        sid = rest[0]
+        sid = resolve_id(rest[0], log_dir) or rest[0]  # unknown: resumed() says so
     else:
         live = {s.session_id for s in _registry.sessions().values() if not (s.dead or s.closed)}
-        logs = list_sessions(log_dir)
+        bad: list[tuple[Path, str]] = []
+        logs = list_sessions(log_dir, bad)
         found = [i for i in logs if i.session_id not in live]
         if not found:
+            if bad:
+                raise OptionError(f"no session to resume in {log_dir}: {_unreadable(bad)}")
             if logs:
                 raise OptionError("no other session to resume: every session in the logs "
                                   f"({log_dir}) runs in this kernel")

@@ -32,6 +32,7 @@ from ._events import (
     fold,
     gc_paused,
 )
+from ._options import OptionError
 
 LOG_DIR_ENV = "PLAN_WIDGETS_LOG_DIR"
 REDACTED = "[redacted]"
@@ -390,37 +391,57 @@ def _session_files(log_dir: Path) -> list[Path]:
     return [p for p in entries if p.suffix == ".jsonl" and "." not in p.stem and p.is_file()]
 
 
+def session_ids(prefix: str, log_dir: str | os.PathLike[str] | None = None) -> list[str]:
+    """The ids of the session logs that ``prefix`` names, sorted: the one whose id it is, or
+    else every one whose id starts with it (several: the prefix is ambiguous)."""
+    d = default_log_dir(None, log_dir)
+    # an id is a file name, never a path (../x) or a sibling file (<id>.requests)
+    if not prefix or any(c in prefix for c in "/\\.") or os.sep in prefix:
+        return []
+    if (d / f"{prefix}.jsonl").is_file():
+        return [prefix]
+    return sorted(p.stem for p in _session_files(d) if p.stem.startswith(prefix))
+
+
+def ambiguous(prefix: str, ids: list[str], limit: int = 6) -> str:
+    """The one-line error for a ``prefix`` that several session ``ids`` start with."""
+    shown = ", ".join(ids[:limit]) + (", ..." if len(ids) > limit else "")
+    return f"{prefix!r} matches {len(ids)} sessions: {shown} (give more of the id)"
+
+
 def find_session_log(session_id: str,
                      log_dir: str | os.PathLike[str] | None = None) -> Path | None:
     """The log file of ``session_id`` (or of the one session whose id starts with it)."""
-    d = default_log_dir(None, log_dir)
-    # an id is a file name, never a path (../x) or a sibling file (<id>.requests)
-    if not session_id or any(c in session_id for c in "/\\.") or os.sep in session_id:
-        return None
-    exact = d / f"{session_id}.jsonl"
-    if exact.is_file():
-        return exact
-    found = [p for p in _session_files(d) if p.stem.startswith(session_id)]
-    return found[0] if len(found) == 1 else None
+    found = session_ids(session_id, log_dir)
+    return default_log_dir(None, log_dir) / f"{found[0]}.jsonl" if len(found) == 1 else None
 
 
 def resolve_session_id(session_id: str,
                        log_dir: str | os.PathLike[str] | None = None) -> str | None:
-    """The full id of the session whose log is ``session_id`` (or starts with it), or None."""
-    path = find_session_log(session_id, log_dir)
-    return path.stem if path is not None else None
+    """The full id of the session whose log is ``session_id`` (or starts with it), or None.
+
+    A prefix of several ids raises :class:`OptionError` naming them."""
+    found = session_ids(session_id, log_dir)
+    if len(found) > 1:
+        raise OptionError(ambiguous(session_id, found))
+    return found[0] if found else None
 
 
 def resume_options(session_id: str,
                    log_dir: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     """The options a session was last started with, read from its log, for resuming it:
     ``cwd``, ``mode`` (resting), ``model``, ``plan_model`` and ``scripted`` (those it had;
-    a directory or script file that no longer exists is left out). Empty if no log."""
+    a directory or script file that no longer exists is left out). Empty if no log; an
+    unreadable log raises :class:`OptionError` (one line: the file, the line, what is wrong)."""
     path = find_session_log(session_id, log_dir)
     if path is None:
         return {}
+    try:
+        events = read_events(path)
+    except (OSError, LogError) as e:
+        raise OptionError(f"cannot resume {path.stem}: {e}") from None
     last = None
-    for e in read_events(path):
+    for e in events:
         if e.type == "session:started":
             last = e
     if last is None:
@@ -452,16 +473,19 @@ def summarize_state(state: SessionState, path: Path) -> SessionSummary:
     )
 
 
-def list_sessions(log_dir: str | os.PathLike[str] | None = None) -> list[SessionSummary]:
+def list_sessions(log_dir: str | os.PathLike[str] | None = None,
+                  unreadable: list[tuple[Path, str]] | None = None) -> list[SessionSummary]:
     """Summaries of the session logs in ``log_dir``, most recently active first.
 
-    Unreadable logs are left out.
+    Unreadable logs are left out (and added to ``unreadable``, with why, if given).
     """
     out = []
     for p in _session_files(default_log_dir(None, log_dir)):
         try:
             events = read_events(p)
-        except (OSError, LogError):
+        except (OSError, LogError) as e:
+            if unreadable is not None:
+                unreadable.append((p, str(e)))
             continue
         if events:
             out.append(summarize_state(fold(events), p))

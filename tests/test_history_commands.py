@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from plan_widgets import _commands, _registry
+from plan_widgets import _commands, _registry, _store
 from plan_widgets import _events as ev
 from plan_widgets._magics import _Usage
 from plan_widgets._options import OptionError
@@ -135,12 +135,79 @@ def test_usage_errors(tmp_path: Path, line: str) -> None:
         _commands.run(Magics(tmp_path), line)
 
 
-def test_an_ambiguous_prefix_resolves_to_nothing(tmp_path: Path) -> None:
+def corrupt(log_dir: Path, sid: str = "aaaa-1111") -> Path:
+    """A log with a garbage line in its middle (not a torn last line: that one is ignored)."""
+    write_session(log_dir, sid)
+    path = log_dir / f"{sid}.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:3]) + b"{garbage\n" + b"".join(lines[3:]))
+    return path
+
+
+@pytest.mark.parametrize("line", ["log aaaa", "cost aaaa-1111", "plans aaaa", "resume aaaa"])
+def test_a_corrupt_log_is_one_clear_line(tmp_path: Path, line: str) -> None:
+    path = corrupt(tmp_path)
+    with pytest.raises(OptionError) as info:
+        _commands.run(Magics(tmp_path), line)
+    msg = str(info.value)
+    assert "\n" not in msg and f"{path}:4: malformed event line" in msg, msg
+    assert _registry.sessions() == {}  # resume started nothing
+
+
+def test_an_unreadable_log_is_one_clear_line(tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    write_session(tmp_path, "aaaa-1111")
+
+    def denied(path: Any) -> Any:
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(_store, "read_events", denied)
+    with pytest.raises(OptionError) as info:
+        _commands.run(Magics(tmp_path), "cost aaaa")
+    assert str(info.value) == ("%claude cost: cannot read the event log: [Errno 13] "
+                               f"Permission denied: '{tmp_path / 'aaaa-1111.jsonl'}'")
+
+
+class Live:
+    """A session of this kernel, as the history commands see it."""
+
+    def __init__(self, sid: str, name: str = "live") -> None:
+        self.session_id = sid
+        self.name = name
+        self.events: list[Any] = []
+        self.state = ev.fold([])
+        self.dead = None
+        self.closed = False
+
+
+@pytest.mark.parametrize("line", ["log abcd", "cost abcd", "plans abcd", "resume abcd"])
+def test_an_ambiguous_prefix_names_the_sessions(tmp_path: Path, line: str) -> None:
     write_session(tmp_path, "abcd-1")
     write_session(tmp_path, "abcd-2")
-    with pytest.raises(OptionError, match="no session 'abcd'"):
-        _commands.run(Magics(tmp_path), "log abcd")
+    with pytest.raises(OptionError) as info:
+        _commands.run(Magics(tmp_path), line)
+    assert str(info.value) == "'abcd' matches 2 sessions: abcd-1, abcd-2 (give more of the id)"
+    # more of the id is enough; so is the whole id
     assert _registry.resumed({"resume": "abcd-2", "log_dir": str(tmp_path)})["resume"] == "abcd-2"
+    # %%claude --resume and plan_widgets.session(resume=...) go through the same resolution
+    with pytest.raises(OptionError, match="'abcd' matches 2 sessions"):
+        _registry.resumed({"resume": "abcd", "log_dir": str(tmp_path)})
+
+
+def test_a_prefix_shared_with_a_live_session_is_ambiguous_too(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shown: list[Any],
+        capsys: pytest.CaptureFixture[str]) -> None:
+    write_session(tmp_path, "abcd-logged")
+    monkeypatch.setattr(_registry, "_sessions", {"live": Live("abcd-live")})
+    for line in ("log abcd", "resume abcd", "cost ab"):
+        with pytest.raises(OptionError) as info:
+            _commands.run(Magics(tmp_path), line)
+        assert "matches 2 sessions: abcd-live, abcd-logged" in str(info.value), line
+    # one of them, by more of its id: the live one's events, or the log's
+    _commands.run(Magics(tmp_path), "log abcd-li")
+    assert capsys.readouterr().out == "no events yet\n" and not shown
+    _commands.run(Magics(tmp_path), "log abcd-lo")
+    assert "session abcd-logged: 12 events" in shown[0]["text/plain"]
 
 
 def test_help_documents_the_log_location(tmp_path: Path) -> None:
