@@ -102,7 +102,8 @@ def run(magics: Any, line: str) -> Any:
         argv = shlex.split(line)
     except ValueError as e:
         raise _Usage(f"%claude: {e}") from e
-    name = _take(argv, "--session") or "default"
+    given_name = _take(argv, "--session")
+    name = given_name or "default"
     if not argv or argv[0] in ("-h", "--help", "help"):
         raise _Usage(USAGE)
     cmd, rest = argv[0], argv[1:]
@@ -112,7 +113,7 @@ def run(magics: Any, line: str) -> Any:
             return _sessions(magics)
     if cmd == "resume":
         with _reading_logs(cmd):
-            return _resume(magics, name, rest)
+            return _resume(magics, given_name, rest)
     if cmd in ("log", "cost", "plans"):
         with _reading_logs(cmd):
             return _history_command(magics, cmd, name, rest)
@@ -126,8 +127,14 @@ def run(magics: Any, line: str) -> Any:
         st = s.state
         d = s.pending
         pend = f", waiting for a {d.kind} decision" if d else ""
-        print(f"{s.name}: {s.status}{pend}; mode {st.mode} (resting {s.options.mode}); "
-              f"model {st.model}; {st.turns} turns; ${st.cost_usd:.4f}; id {s.session_id}")
+        mode = st.mode or "not reported yet"
+        if st.requested_mode and st.requested_mode != st.mode:
+            mode += f" (→ {st.requested_mode} requested)"
+        elif st.refused:
+            mode += f" (last change refused: {st.refused})"
+        print(f"{s.name}: {s.status}{pend}; mode {mode}; resting {s.options.mode}; "
+              f"model {st.model or 'not reported yet'}; {st.turns} turns; ${st.cost_usd:.4f}; "
+              f"id {s.session_id}")
         if s.dead:
             print(f"ended: {s.dead}")
         return None
@@ -250,7 +257,9 @@ def _table(head: list[str], rows: list[list[Any]], caption: str = "") -> None:
                      for r in cells)
     if caption:
         text = caption + "\n" + text
-    display({"text/html": f"<table class=\"pw-table\">{cap}<tr>{h}</tr>{body}</table>",
+    # mathjax_ignore: JupyterLab typesets text/html, and cells hold model text ($HOME ... $X)
+    display({"text/html": f"<table class=\"pw-table tex2jax_ignore mathjax_ignore\">{cap}"
+                          f"<tr>{h}</tr>{body}</table>",
              "text/plain": text}, raw=True)
 
 
@@ -409,7 +418,7 @@ def _plans(st: Any) -> None:
 # -- resume ----------------------------------------------------------------------------------
 
 
-def _resume(magics: Any, name: str, rest: list[str]) -> Any:
+def _resume(magics: Any, name: str | None, rest: list[str]) -> Any:
     from . import _registry
     from ._magics import _Usage
     from ._store import list_sessions
@@ -446,9 +455,25 @@ def _resume(magics: Any, name: str, rest: list[str]) -> Any:
             return None
     if not logged.get("scripted") and getattr(magics, "scripted", None):
         options["scripted"] = magics.scripted
+    if name is None:  # under the name it had (a notebook's cells name their session)
+        name = _logged_name(logged["resume"], logged.get("log_dir") or log_dir) or "default"
     s = _registry.session(name, **options)
     show_resumed(s)
     return None
+
+
+def _logged_name(sid: str, log_dir: Any) -> str | None:
+    """The name session ``sid`` last ran under, from its log."""
+    from ._store import LogError, find_session_log, read_events
+
+    path = find_session_log(sid, log_dir)
+    if path is None:
+        return None
+    try:
+        started = [e for e in read_events(path) if e.type == "session:started"]
+    except (OSError, LogError):
+        return None
+    return started[-1].name if started else None
 
 
 def show_resumed(s: Any) -> None:
@@ -468,7 +493,12 @@ def show_resumed(s: Any) -> None:
     if in_kernel():
         import ipywidgets as w
 
-        display(w.VBox([_registry.control_bar(s), history_widget(s.events, st)]))
+        box = w.VBox([_registry.control_bar(s), history_widget(s.events, st)])
+        display({  # the widget, and the history as text where widgets do not show
+            "application/vnd.jupyter.widget-view+json": {
+                "version_major": 2, "version_minor": 0, "model_id": box.model_id},
+            "text/plain": "\n".join(history_lines(s.events, st)),
+        }, raw=True)
     else:
         for line in history_lines(s.events, st):
             print(line)

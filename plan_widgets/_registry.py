@@ -45,8 +45,8 @@ def session(name: str = "default", **options: Any) -> Session:
         _refuse_twice(name, given["resume"])
         if s is not None and s.session_id != given["resume"] and not (s.dead or s.closed):
             raise OptionError(
-                f"session {name!r} runs another conversation ({s.session_id}); close it first, "
-                "or resume under another name"
+                f"session {name!r} runs another conversation ({s.session_id}); close it first "
+                f"(%claude stop --session {name}), or resume under another name (--session NAME)"
             )
     if s is not None and not (s.dead or s.closed):
         return s

@@ -353,8 +353,8 @@ class Session:
         if self._log is not None:
             try:
                 event = self._log.append(event)
-            except OSError as e:  # a full disk must not stop the agent
-                self._stderr.append(f"event log: {e}")
+            except (OSError, ValueError) as e:  # a full disk, an unserializable input
+                self._stderr.append(f"event log: {e}")  # must not stop the agent
         self.events.append(event)
         self.state = ev.apply(self.state, event)
         self._changed()

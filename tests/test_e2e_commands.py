@@ -161,3 +161,23 @@ def test_a_dead_session_says_so(kernel: Kernel) -> None:
     kernel.wait_until(lambda: kernel.eval("plan_widgets.get().closed") == "True", 30,
                       "the session to close")
     assert run(kernel, "%claude stop") == f"default is already closed (id {sid}; {resume})"
+
+
+def test_resume_comes_back_under_its_own_name_and_never_replaces_another(
+        kernel: Kernel) -> None:
+    kernel.execute("%%claude --session K --scripted chat_context.yaml\nmy name is Ada")
+    k_id = kernel.eval("plan_widgets.get('K').session_id").strip("'")
+    kernel.execute("%claude stop --session K")
+    kernel.execute("%%claude --scripted chat_context.yaml\nhello from default")
+    d_id = kernel.eval("plan_widgets.get('default').session_id").strip("'")
+    # no --session: K comes back as K; the running default session is untouched
+    out = kernel.execute(f"%claude resume {k_id[:8]}")
+    assert f"Resumed session {k_id} as 'K'" in out["text"], out["text"]
+    assert kernel.eval("plan_widgets.get('default').status") == "'idle'"
+    assert kernel.eval("plan_widgets.get('default').session_id").strip("'") == d_id
+    # resuming some other conversation under a live session's name is refused, in one line
+    kernel.execute("%claude stop --session K")
+    kernel.execute("%%claude --session K --new\nanother conversation")
+    out = kernel.execute(f"%claude resume {k_id[:8]}", allow_error=True)
+    assert "'K' runs another conversation" in out["text"] and "Traceback" not in out["text"]
+    assert kernel.eval("plan_widgets.get('K').status") == "'idle'"
