@@ -32,7 +32,9 @@ def session(name: str = "default", **options: Any) -> Session:
     """Get the session ``name``, starting it if needed (call from code on the kernel's loop).
 
     Options are those of :class:`plan_widgets.SessionOptions` (model, plan_model, mode, cwd,
-    scripted, approval_timeout, log_dir, resume, plan, env). A live session keeps running;
+    scripted, approval_timeout, log_dir, resume, plan, env); they apply when the session
+    starts (change a live one with ``await s.set_mode(...)``, ``await s.set_model(...)``, or a
+    ``%%claude`` cell's options). A live session keeps running;
     ``resume`` of another conversation under a live session's name is refused (close it
     first), and so is a conversation that already runs here under another name.
     """

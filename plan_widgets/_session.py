@@ -774,6 +774,8 @@ class Session:
                 mid = (e.get("message") or {}).get("id")
                 if turn is not None and mid:
                     turn._streamed.add(mid)
+                if turn is not None and turn._text and not turn._text[-1].endswith("\n\n"):
+                    turn._text.append("\n\n")  # each message its own paragraph in turn.text
             elif et == "content_block_delta":
                 delta = e.get("delta") or {}
                 if delta.get("type") == "text_delta" and turn is not None:
