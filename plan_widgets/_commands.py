@@ -19,7 +19,7 @@ from typing import Any
 from IPython.display import display
 
 from ._options import OptionError
-from ._render import escape, summarize
+from ._render import NO_MATH, escape, summarize
 
 USAGE = """usage: %claude COMMAND [ARGS] [--session NAME]
 
@@ -257,8 +257,8 @@ def _table(head: list[str], rows: list[list[Any]], caption: str = "") -> None:
                      for r in cells)
     if caption:
         text = caption + "\n" + text
-    # mathjax_ignore: JupyterLab typesets text/html, and cells hold model text ($HOME ... $X)
-    display({"text/html": f"<table class=\"pw-table tex2jax_ignore mathjax_ignore\">{cap}"
+    # NO_MATH: JupyterLab typesets text/html, and cells hold model text ($HOME ... $X)
+    display({"text/html": f"<table class=\"pw-table {NO_MATH}\">{cap}"
                           f"<tr>{h}</tr>{body}</table>",
              "text/plain": text}, raw=True)
 
