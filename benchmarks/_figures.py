@@ -635,8 +635,8 @@ def fig_memory(b: Bench) -> list[Row]:
 
 
 def fig_fold(b: Bench) -> list[Row]:
-    from plan_widgets import _events as ev
-    from plan_widgets._store import EventLog, read_events
+    from plan_widgets import model as ev
+    from plan_widgets.store import EventLog, read_events
 
     path = b.work / "fold.jsonl"
     log = EventLog(path)

@@ -145,7 +145,7 @@ class BenchKernel(_TestKernel):
     def shutdown(self) -> None:
         self._sock_stop = True
         try:
-            self.execute("import plan_widgets._registry as _r\nawait _r.close_all(10)",
+            self.execute("import plan_widgets.ipython.registry as _r\nawait _r.close_all(10)",
                          timeout=30, allow_error=True)
         except Exception:
             pass

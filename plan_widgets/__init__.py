@@ -18,12 +18,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._options import SessionOptions
-from ._registry import get, session, sessions
+from .ipython.registry import get, session, sessions
+from .model.options import SessionOptions
 
 if TYPE_CHECKING:
-    from ._decisions import Decision, PlanDecision, QuestionDecision, ToolDecision
-    from ._session import Session, Turn
+    from .agent.decisions import Decision, PlanDecision, QuestionDecision, ToolDecision
+    from .agent.session import Session, Turn
 
 __version__ = "0.1.0"
 __all__ = [
@@ -45,15 +45,15 @@ __all__ = [
 ]
 
 _LAZY = {
-    "Session": "._session",
-    "Turn": "._session",
-    "Decision": "._decisions",
-    "PlanDecision": "._decisions",
-    "QuestionDecision": "._decisions",
-    "ToolDecision": "._decisions",
-    "fold": "._events",
-    "list_sessions": "._store",
-    "read_events": "._store",
+    "Session": ".agent.session",
+    "Turn": ".agent.session",
+    "Decision": ".agent.decisions",
+    "PlanDecision": ".agent.decisions",
+    "QuestionDecision": ".agent.decisions",
+    "ToolDecision": ".agent.decisions",
+    "fold": ".model.fold",
+    "list_sessions": ".store",
+    "read_events": ".store",
 }
 
 
@@ -68,7 +68,7 @@ def __getattr__(name: str) -> Any:
 
 def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext plan_widgets``: register ``%%claude`` and ``%claude`` (cheap: no SDK)."""
-    from ._magics import ClaudeMagics, transform_cell
+    from .ipython.magics import ClaudeMagics, transform_cell
 
     ipython.register_magics(ClaudeMagics)
     cleanup = ipython.input_transformers_cleanup
@@ -79,7 +79,7 @@ def load_ipython_extension(ipython: Any) -> None:
 def unload_ipython_extension(ipython: Any) -> None:
     """``%unload_ext plan_widgets``: ``%%claude`` and ``%claude`` are gone (sessions keep
     running until closed; ``%load_ext`` brings the magics back to them)."""
-    from ._magics import transform_cell
+    from .ipython.magics import transform_cell
 
     cleanup = ipython.input_transformers_cleanup
     if transform_cell in cleanup:

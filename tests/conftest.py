@@ -57,7 +57,7 @@ def kernel(workdir: Path) -> Iterator[Kernel]:
         yield k
     finally:
         try:
-            k.execute("import plan_widgets._registry as _r\nawait _r.close_all(10)",
+            k.execute("import plan_widgets.ipython.registry as _r\nawait _r.close_all(10)",
                       timeout=30, allow_error=True)
         except Exception:
             pass

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from kernel import Kernel
 
-from plan_widgets import _events as ev
-from plan_widgets._store import EventLog
+from plan_widgets import model as ev
+from plan_widgets.store import EventLog
 
 pytestmark = pytest.mark.e2e
 

@@ -374,8 +374,8 @@ def test_close_cancels_a_pending_question(kernel: Kernel, workdir: Path) -> None
 def test_always_allow_is_shown_only_with_suggestions() -> None:
     import asyncio
 
-    from plan_widgets._decisions import ToolDecision
-    from plan_widgets.widgets._cards import ToolCard
+    from plan_widgets.agent.decisions import ToolDecision
+    from plan_widgets.widgets.cards import ToolCard
 
     async def make() -> tuple[ToolCard, ToolCard]:
         bare = ToolCard(ToolDecision("Bash", {"command": "ls"}, []))
@@ -419,7 +419,7 @@ class _FakeSession:
     """The few session members the gate uses (our own code, not the SDK)."""
 
     def __init__(self, timeout: float) -> None:
-        from plan_widgets._options import SessionOptions
+        from plan_widgets.model.options import SessionOptions
 
         self.options = SessionOptions(approval_timeout=timeout)
         self.decisions: list = []
@@ -451,7 +451,7 @@ def _gate_run(timeout: float, tool: str, tool_input: dict, act=None) -> tuple:
     """Call the gate once; ``act(decision)`` runs as soon as the decision is open."""
     import asyncio
 
-    from plan_widgets._gate import Gate
+    from plan_widgets.agent.gate import Gate
 
     async def main() -> tuple:
         s = _FakeSession(timeout)
@@ -524,7 +524,7 @@ def test_gate_question_notes_are_annotations() -> None:
 def test_only_a_user_or_code_can_grant_and_only_into_a_resting_mode() -> None:
     import asyncio
 
-    from plan_widgets._decisions import PlanDecision, ToolDecision
+    from plan_widgets.agent.decisions import PlanDecision, ToolDecision
 
     async def main() -> None:
         plan = PlanDecision("# Plan", None, "default")
@@ -556,7 +556,7 @@ def test_suggestion_text_says_what_always_applies() -> None:
     from claude_agent_sdk import PermissionUpdate
     from claude_agent_sdk.types import PermissionRuleValue
 
-    from plan_widgets.widgets._cards import suggestion_text
+    from plan_widgets.widgets.cards import suggestion_text
 
     mode = PermissionUpdate(type="setMode", mode="acceptEdits", destination="session")
     assert suggestion_text(mode) == "switch to mode acceptEdits (session)"

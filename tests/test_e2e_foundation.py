@@ -83,7 +83,7 @@ def test_settings_reach_the_cli(workdir: Path) -> None:
         assert requests_of(workdir)[-1]["model"] == "claude-test-model-2"
         assert k.eval("plan_widgets.get().model") == "'claude-test-model-2'"
     finally:
-        k.execute("import plan_widgets._registry as _r\nawait _r.close_all(10)",
+        k.execute("import plan_widgets.ipython.registry as _r\nawait _r.close_all(10)",
                   allow_error=True)
         k.shutdown()
 

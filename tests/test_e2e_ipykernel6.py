@@ -37,7 +37,7 @@ def kernel6(workdir: Path, ipykernel6: Path) -> Iterator[Kernel]:
         k.execute("%load_ext plan_widgets\nimport plan_widgets")
         yield k
     finally:
-        k.execute("import plan_widgets._registry as _r\nawait _r.close_all(10)",
+        k.execute("import plan_widgets.ipython.registry as _r\nawait _r.close_all(10)",
                   allow_error=True)
         k.shutdown()
 

@@ -67,7 +67,7 @@ def test_approve_returns_to_the_resting_mode_and_the_work_runs(
         approve = k.find_widgets("ButtonModel", description="Approve")[-1]
         assert k.widgets[approve].get("disabled") is True
     finally:
-        k.execute("import plan_widgets._registry as _r\nawait _r.close_all(10)",
+        k.execute("import plan_widgets.ipython.registry as _r\nawait _r.close_all(10)",
                   allow_error=True)
         k.shutdown()
 

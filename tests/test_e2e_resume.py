@@ -32,7 +32,7 @@ def start(workdir: Path, env: dict[str, str] | None = None) -> Kernel:
 
 def stop(k: Kernel) -> None:
     try:
-        k.execute("import plan_widgets._registry as _r\nawait _r.close_all(10)", timeout=30,
+        k.execute("import plan_widgets.ipython.registry as _r\nawait _r.close_all(10)", timeout=30,
                   allow_error=True)
     finally:
         k.shutdown()
@@ -205,7 +205,7 @@ def test_resume_in_a_cell_and_from_code(workdir: Path) -> None:
         assert k.eval("s.state.turns") == "4"
         assert float(k.eval("s.state.cost_usd")) > cost
         # the live session and the log agree: a fold of the file is the session's state
-        k.execute("from plan_widgets._store import read_events\nfrom plan_widgets._events "
+        k.execute("from plan_widgets.store import read_events\nfrom plan_widgets.model.events "
                   "import fold\nf = fold(read_events(s._log.path))")
         assert k.eval("f.as_dict() == s.state.as_dict()") == "True"
     finally:

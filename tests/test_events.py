@@ -1,4 +1,4 @@
-"""Typed session events and the state folded from them (``plan_widgets._events``)."""
+"""Typed session events and the state folded from them (``plan_widgets.model.events``)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from plan_widgets import _events as ev
-from plan_widgets._events import (
+from plan_widgets import model as ev
+from plan_widgets.model import (
     EVENT_ADAPTER,
     EVENT_TYPES,
     EVENTS_ADAPTER,
@@ -24,7 +24,7 @@ from plan_widgets._events import (
     fold,
     parse_event,
 )
-from plan_widgets._store import EventLog, read_events
+from plan_widgets.store import EventLog, read_events
 
 # -- helpers --------------------------------------------------------------------------------
 

@@ -18,9 +18,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from plan_widgets import _events as ev
-from plan_widgets._events import SessionState, apply, dump_event, fold
-from plan_widgets._store import EventLog, read_events
+from plan_widgets import model as ev
+from plan_widgets.model import SessionState, apply, dump_event, fold
+from plan_widgets.store import EventLog, read_events
 
 SETTINGS = settings(max_examples=120, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

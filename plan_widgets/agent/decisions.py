@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ._options import RESTING_MODES
+from ..model.options import RESTING_MODES
 
 DecisionKind = Literal["plan", "question", "tool"]
 Actor = Literal["user", "code", "timeout", "interrupt", "close", "cli", "gate", "restart"]

@@ -14,9 +14,9 @@ from typing import Any
 import ipywidgets as w
 from ipywidgets.widgets.widget_string import HTMLStyle
 
-from .._decisions import Decision, Outcome, PlanDecision, QuestionDecision, ToolDecision
-from .._render import escape, summarize
-from ._markdown import html_output, markdown_output
+from ..agent.decisions import Decision, Outcome, PlanDecision, QuestionDecision, ToolDecision
+from ..render.markdown import escape, summarize
+from .markdown import html_output, markdown_output
 
 _BORDER = {"plan": "#7c3aed", "question": "#2563eb", "tool": "#b45309"}
 _OUTCOME_TEXT = {

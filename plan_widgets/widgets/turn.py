@@ -7,14 +7,14 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as w
 
-from .._decisions import Decision
-from .._render import escape, render_html, summarize
-from ._cards import card_for, decision_markdown
-from ._control import ControlBar
-from ._markdown import StreamingMarkdown, html_output, set_html
+from ..agent.decisions import Decision
+from ..render.markdown import escape, render_html, summarize
+from .cards import card_for, decision_markdown
+from .control import ControlBar
+from .markdown import StreamingMarkdown, html_output, set_html
 
 if TYPE_CHECKING:
-    from .._session import Session
+    from ..agent.session import Session
 
 PLAIN_LIMIT = 20_000  # characters of the plain-text fallback
 _TOOL_ICON = {"Bash": "$", "Write": "✎", "Edit": "✎", "Read": "📄", "Glob": "🔎", "Grep": "🔎"}

@@ -13,10 +13,10 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._decisions import Decision, Outcome, PlanDecision, QuestionDecision, ToolDecision
+from .decisions import Decision, Outcome, PlanDecision, QuestionDecision, ToolDecision
 
 if TYPE_CHECKING:
-    from ._session import Session
+    from .session import Session
 
 PLAN_MODE_REFUSAL = (
     "Plan mode is on: nothing may change before the user approves a plan. Do not write, edit "

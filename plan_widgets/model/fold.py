@@ -1,211 +1,36 @@
-"""Durable session events and the state folded from them.
+"""The state folded from a session's events: :class:`SessionState`, :func:`fold`, :func:`apply`.
 
-Everything that matters about a session (plans, decisions, mode and model changes, turns,
-cost) is an event appended to a log. :class:`SessionState` is a pure fold of that log, so a
-restarted kernel that re-reads the log shows exactly what happened.
+The state is a pure fold of the log, so a restarted kernel that re-reads the log shows exactly
+what happened, and every prefix of a log folds to the state as it stood then (tested with
+hypothesis in ``tests/test_fold_properties.py``).
 """
 
 from __future__ import annotations
 
-import gc
 import math
-import time
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Annotated, Any, Literal, NamedTuple, Union
+from typing import Any, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
-
-Actor = Literal["user", "code", "timeout", "interrupt", "close", "cli", "gate", "restart"]
-ModeState = Literal["requested", "effective", "refused"]
-ModeSource = Literal["user", "model", "approval", "resume", "start"]
-DecisionKind = Literal["plan", "question", "tool"]
-
-PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto")
-MAX_ERRORS = 20
-"""How many recent error lines :attr:`SessionState.errors` keeps."""
-
-
-class _Base(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="ignore")
-
-    ts: float = Field(default_factory=time.time)
-    """Epoch seconds."""
-    seq: int = 0
-    """Position in the log, assigned by the store on append (1, 2, ...)."""
-
-
-class SessionStarted(_Base):
-    type: Literal["session:started"] = "session:started"
-    session_id: str
-    name: str
-    cwd: str
-    resting_mode: str
-    model: str | None = None
-    plan_model: str | None = None
-    resumed_from: str | None = None
-    """The id of the session this one continues (its log is this log's beginning)."""
-    scripted: str | None = None
-    """The scripted-model file the session answers from (offline runs), if any."""
-
-
-class TurnStarted(_Base):
-    type: Literal["turn:started"] = "turn:started"
-    turn: int
-    prompt: str
-    plan: bool = False
-
-
-class TurnEnded(_Base):
-    type: Literal["turn:ended"] = "turn:ended"
-    turn: int
-    result: str
-    """The SDK ResultMessage.subtype, or "interrupted" / "cli_died" / "restarted" (the kernel
-    stopped during the turn; written when the session is resumed)."""
-    is_error: bool = False
-    cost_usd: float | None = None
-    """``ResultMessage.total_cost_usd``: the running total of the CLI process (a NaN or an
-    infinity becomes None: JSON cannot hold them, and the log must read back as written)."""
-
-    @field_validator("cost_usd")
-    @classmethod
-    def _finite(cls, v: float | None) -> float | None:
-        return v if v is None or math.isfinite(v) else None
-    input_tokens: int = 0
-    output_tokens: int = 0
-    duration_ms: int | None = None
-    message: str | None = None
-
-
-class PlanMode(_Base):
-    type: Literal["plan:mode"] = "plan:mode"
-    mode: str
-    state: ModeState
-    source: ModeSource
-    detail: str | None = None
-
-
-class PlanProposed(_Base):
-    type: Literal["plan:proposed"] = "plan:proposed"
-    decision_id: str
-    plan: str
-    plan_file: str | None = None
-    tool_use_id: str | None = None
-
-
-class PlanDecided(_Base):
-    type: Literal["plan:decided"] = "plan:decided"
-    decision_id: str
-    outcome: Literal["approved", "rejected", "expired", "cancelled"]
-    feedback: str | None = None
-    mode_after: str | None = None
-    by: Actor
-
-
-class ModelSwitched(_Base):
-    type: Literal["model:switched"] = "model:switched"
-    from_model: str | None = None
-    to_model: str | None = None
-    why: str
-
-
-class QuestionAsked(_Base):
-    type: Literal["question:asked"] = "question:asked"
-    decision_id: str
-    questions: list[dict[str, Any]]
-    tool_use_id: str | None = None
-
-
-class QuestionAnswered(_Base):
-    type: Literal["question:answered"] = "question:answered"
-    decision_id: str
-    outcome: Literal["answered", "expired", "cancelled"]
-    answers: dict[str, str] = Field(default_factory=dict)
-    notes: dict[str, str] = Field(default_factory=dict)
-    """The user's optional notes, keyed by question text."""
-    by: Actor
-
-
-class ToolRequested(_Base):
-    type: Literal["tool:requested"] = "tool:requested"
-    decision_id: str
-    tool: str
-    input: dict[str, Any] = Field(default_factory=dict)
-    suggestions: list[dict[str, Any]] = Field(default_factory=list)
-    tool_use_id: str | None = None
-
-
-class ToolDecided(_Base):
-    type: Literal["tool:decided"] = "tool:decided"
-    decision_id: str
-    outcome: Literal["allowed", "always", "denied", "expired", "cancelled"]
-    reason: str | None = None
-    by: Actor
-
-
-class ErrorEvent(_Base):
-    type: Literal["error"] = "error"
-    kind: str
-    message: str
-
-
-Event = Annotated[
-    Union[  # noqa: UP007  (a discriminated union reads best spelled out)
-        SessionStarted,
-        TurnStarted,
-        TurnEnded,
-        PlanMode,
-        PlanProposed,
-        PlanDecided,
-        ModelSwitched,
-        QuestionAsked,
-        QuestionAnswered,
-        ToolRequested,
-        ToolDecided,
-        ErrorEvent,
-    ],
-    Field(discriminator="type"),
-]
-
-EVENT_TYPES: dict[str, type[BaseModel]] = {
-    cls.model_fields["type"].default: cls
-    for cls in (
-        SessionStarted, TurnStarted, TurnEnded, PlanMode, PlanProposed, PlanDecided,
-        ModelSwitched, QuestionAsked, QuestionAnswered, ToolRequested, ToolDecided, ErrorEvent,
-    )
-}
-"""Event classes by their ``type`` tag."""
-
-EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
-EVENTS_ADAPTER: TypeAdapter[list[Event]] = TypeAdapter(list[Event])
-
-
-def parse_event(line: str | bytes) -> Event:
-    """Parse one JSON line into its event class (raises pydantic.ValidationError)."""
-    return EVENT_ADAPTER.validate_json(line)
-
-
-def dump_event(event: Event) -> str:
-    """Serialize an event to one JSON line (no newline inside, none at the end)."""
-    return event.model_dump_json()
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic GC while building many small acyclic objects (it would otherwise
-    rescan them again and again)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
-# -- state ---------------------------------------------------------------------------------
+from .events import (
+    MAX_ERRORS,
+    DecisionKind,
+    ErrorEvent,
+    Event,
+    ModelSwitched,
+    PlanDecided,
+    PlanMode,
+    PlanProposed,
+    QuestionAnswered,
+    QuestionAsked,
+    SessionStarted,
+    ToolDecided,
+    ToolRequested,
+    TurnEnded,
+    TurnStarted,
+    gc_paused,
+)
 
 
 class Decision(NamedTuple):

@@ -8,11 +8,13 @@ import contextlib
 import os
 from typing import TYPE_CHECKING, Any
 
-from ._options import NO_CREDENTIALS, OptionError, SessionOptions, has_credentials
+from ..agent.credentials import NO_CREDENTIALS, has_credentials
+from ..model.errors import OptionError
+from ..model.options import SessionOptions
 
 if TYPE_CHECKING:
-    from ._session import Session
-    from .widgets import ControlBar
+    from ..agent.session import Session
+    from ..widgets import ControlBar
 
 _sessions: dict[str, Session] = {}
 _bars: dict[int, ControlBar] = {}
@@ -38,7 +40,7 @@ def session(name: str = "default", **options: Any) -> Session:
     ``resume`` of another conversation under a live session's name is refused (close it
     first), and so is a conversation that already runs here under another name.
     """
-    from ._session import Session
+    from ..agent.session import Session
 
     s = _sessions.get(name)
     given = {k: v for k, v in options.items() if v is not None}
@@ -81,7 +83,7 @@ def resumed(given: dict[str, Any]) -> dict[str, Any]:
     """Options for resuming ``given["resume"]`` (an id, or the start of one): the full id,
     and what the session was started with (cwd, resting mode, models, scripted model) as its
     log tells, under the options given here. Unknown ids raise OptionError."""
-    from ._store import default_log_dir, resolve_session_id, resume_options
+    from ..store import default_log_dir, resolve_session_id, resume_options
 
     log_dir = default_log_dir(given.get("cwd"), given.get("log_dir"))
     sid = resolve_session_id(str(given["resume"]), log_dir)
@@ -108,7 +110,7 @@ async def obtain(name: str, wanted: dict[str, Any], defaults: dict[str, Any], *,
     typo never costs the running session; a successor keeps the old session's options unless
     the cell gives others.
     """
-    from ._session import Session
+    from ..agent.session import Session
 
     notes: list[str] = []
     s = _sessions.get(name)
@@ -147,7 +149,7 @@ async def obtain(name: str, wanted: dict[str, Any], defaults: dict[str, Any], *,
 
 async def _adjust(s: Session, wanted: dict[str, Any]) -> None:
     """Apply a cell's options to a live session (what can change without a restart)."""
-    from ._options import RESTING_MODES, check_timeout
+    from ..model.options import RESTING_MODES, check_timeout
 
     o = s.options
     if wanted.get("cwd") and _real(wanted["cwd"]) != o.cwd:
@@ -180,7 +182,7 @@ def _real(path: str) -> str:
 
 def control_bar(s: Session) -> ControlBar:
     """The one control bar of a session (shown in each of its cells)."""
-    from .widgets import ControlBar
+    from ..widgets import ControlBar
 
     bar = _bars.get(id(s))
     if bar is None or bar.session is not s:

@@ -6,11 +6,11 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as w
 
-from .._render import escape
-from .._tasks import spawn
+from ..agent.tasks import spawn
+from ..render.markdown import escape
 
 if TYPE_CHECKING:
-    from .._session import Session
+    from ..agent.session import Session
 
 _STATE_LABELS = {
     "idle": ("idle", "#6b7280"),

@@ -23,20 +23,15 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Protocol, get_args
 
-from . import _events as ev
-from ._decisions import Decision, PlanDecision, QuestionDecision, ToolDecision
-from ._gate import Gate
-from ._options import (
-    ALL_MODES,
-    NO_CREDENTIALS,
-    OptionError,
-    SessionError,
-    SessionOptions,
-    has_credentials,
-)
-from ._procgroup import own_process_group
-from ._store import EventLog, default_log_dir, find_session_log
-from ._tasks import spawn
+from .. import model as ev
+from ..model.errors import OptionError, SessionError
+from ..model.options import ALL_MODES, SessionOptions
+from ..store import EventLog, default_log_dir, find_session_log
+from .credentials import NO_CREDENTIALS, has_credentials
+from .decisions import Decision, PlanDecision, QuestionDecision, ToolDecision
+from .gate import Gate
+from .procgroup import own_process_group
+from .tasks import spawn
 
 CONTROL_TIMEOUT = 15.0
 _QUIET = logging.NullHandler()
@@ -526,7 +521,7 @@ class Session:
         o = self.options
         env: dict[str, str] = dict(o.env)
         if o.scripted:
-            from .scripted import ScriptedModel
+            from ..scripted import ScriptedModel
 
             log = Path(default_log_dir(o.cwd, o.log_dir)) / f"{self.session_id}.requests.jsonl"
             self._scripted = await ScriptedModel.astart(o.scripted, log_path=log, cwd=o.cwd)
@@ -579,7 +574,7 @@ class Session:
         control bar shown now is already right; decisions that were pending when the old
         kernel died are logged as expired (their callback is gone); the mode the session was
         in (plan mode too) is the one the CLI restarts in."""
-        from ._store import LogError, read_events
+        from ..store import LogError, read_events
 
         o = self.options
         log_dir = Path(default_log_dir(o.cwd, o.log_dir))

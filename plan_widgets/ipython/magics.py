@@ -18,13 +18,8 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.display import HTML, display
 from traitlets import Bool, CFloat, Enum, TraitError, Unicode, validate
 
-from ._options import (
-    DEFAULT_APPROVAL_TIMEOUT,
-    RESTING_MODES,
-    OptionError,
-    SessionError,
-    check_timeout,
-)
+from ..model.errors import OptionError, SessionError
+from ..model.options import DEFAULT_APPROVAL_TIMEOUT, RESTING_MODES, check_timeout
 
 _TRANSFORM_PREFIX = "%%claude"
 
@@ -116,7 +111,7 @@ class ClaudeMagics(Magics):
     def claude_line(self, line: str) -> Any:
         """%claude status | interrupt | stop | sessions | plan on|off | resume [ID] | log |
         cost [--session NAME]"""
-        from . import _commands
+        from . import commands as _commands
 
         try:
             return _commands.run(self, line)
@@ -172,7 +167,7 @@ def in_kernel() -> bool:
 
 async def run_cell(line: str, body: str, background: bool = False) -> None:
     """Body of a ``%%claude`` cell: start the turn, show it, and wait until it settles."""
-    from . import _registry
+    from . import registry as _registry
 
     try:
         args = _parse(line)
@@ -210,7 +205,7 @@ async def run_cell(line: str, body: str, background: bool = False) -> None:
         await asyncio.sleep(0)
     kernel = in_kernel()
     if args.resume and not session._connected.is_set():  # just resumed (not already running)
-        from ._commands import show_resumed
+        from .commands import show_resumed
 
         show_resumed(session)
     blocked = session.pending
@@ -218,14 +213,14 @@ async def run_cell(line: str, body: str, background: bool = False) -> None:
         print(f"A decision is pending ({blocked.kind}); this prompt runs after it"
               + (". Its card again (either copy decides):" if kernel else "."))
     if kernel:
-        from .widgets import WidgetTurnView, card_for
+        from ..widgets import WidgetTurnView, card_for
 
         if blocked is not None:  # its card may be gone (this cell re-run, its output cleared)
             display(card_for(blocked))
         view: Any = WidgetTurnView(session, body, _registry.control_bar(session))
         handle = display(view.mimebundle(), raw=True, display_id=True)
     else:
-        from ._textview import TextTurnView
+        from .textview import TextTurnView
 
         view = TextTurnView()
         handle = None
@@ -290,7 +285,7 @@ def transform_cell(lines: list[str]) -> list[str]:
     if "$" in line or "{" in line:  # `--cwd $work`, `{expr}`: expanded like any IPython magic
         arg = f"__import__('IPython').get_ipython().var_expand({line!r})"
     return [
-        "await __import__('plan_widgets._magics', fromlist=['run_cell'])"
+        "await __import__('plan_widgets.ipython.magics', fromlist=['run_cell'])"
         f".run_cell({arg}, {body!r})\n"
     ]
 

@@ -10,9 +10,9 @@ import asyncio
 import sys
 from typing import Any, TextIO
 
-from ._decisions import Decision, PlanDecision, QuestionDecision, ToolDecision
-from ._render import summarize
-from ._tasks import spawn
+from ..agent.decisions import Decision, PlanDecision, QuestionDecision, ToolDecision
+from ..agent.tasks import spawn
+from ..render.markdown import summarize
 
 
 class TextTurnView:

@@ -2,7 +2,7 @@
 
 ipywidgets has no Markdown widget; an ``Output`` widget holding one ``text/markdown`` output
 uses the frontend's own Markdown renderer (``.jp-RenderedMarkdown``). The text it is given is
-the neutralized HTML of :mod:`plan_widgets._render`, never the model's raw text.
+the neutralized HTML of :mod:`plan_widgets.render.markdown`, never the model's raw text.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 import ipywidgets as w
 
-from .._render import html_block, markdown_bundle, render_html, stable_prefix
+from ..render.markdown import html_block, markdown_bundle, render_html, stable_prefix
 
 # Seconds between updates of a stream: about 9 a second, so render-time jitter and the cell's
 # other updates stay under a budget of 10 a second (docs/benchmarks.md, figure 4).

@@ -2,29 +2,18 @@
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .errors import OptionError
+
 RESTING_MODES = ("default", "acceptEdits", "bypassPermissions", "dontAsk", "auto")
 ALL_MODES = (*RESTING_MODES, "plan")
 DEFAULT_APPROVAL_TIMEOUT = 1800.0
 
-NO_CREDENTIALS = (
-    "No Claude credentials found. Either set ANTHROPIC_API_KEY (or run `claude login` in a "
-    "terminal), or run offline on a scripted model: %%claude --scripted SCRIPT.yaml"
-)
-
-
-class OptionError(ValueError):
-    """A user mistake in the options: shown as one line, never a traceback."""
-
-
-class SessionError(RuntimeError):
-    """The session cannot do what was asked; the message is for the user."""
 
 
 @dataclass(frozen=True)
@@ -77,31 +66,3 @@ def check_timeout(seconds: float) -> float:
             "for you ends; the default is 1800)"
         )
     return float(seconds)
-
-
-def has_credentials(env: dict[str, str] | None = None) -> bool:
-    """Whether the CLI will find some way to reach a model: a key, a token, a login, a proxy."""
-    env = {**os.environ, **(env or {})}
-    for key in (
-        "ANTHROPIC_API_KEY",
-        "ANTHROPIC_AUTH_TOKEN",
-        "CLAUDE_CODE_OAUTH_TOKEN",
-        "ANTHROPIC_BASE_URL",
-        "CLAUDE_CODE_USE_BEDROCK",
-        "CLAUDE_CODE_USE_VERTEX",
-        "CLAUDE_CODE_USE_FOUNDRY",
-    ):
-        if env.get(key):
-            return True
-    home = Path(env.get("HOME") or Path.home())
-    config = Path(env["CLAUDE_CONFIG_DIR"]) if env.get("CLAUDE_CONFIG_DIR") else home / ".claude"
-    if (config / ".credentials.json").is_file():
-        return True
-    for cfg in (home / ".claude.json", config / ".claude.json"):
-        try:
-            data = json.loads(cfg.read_text())
-        except (OSError, ValueError):
-            continue
-        if isinstance(data, dict) and (data.get("oauthAccount") or data.get("primaryApiKey")):
-            return True
-    return False

@@ -1,0 +1,40 @@
+"""Whether the CLI will find credentials, and what to say when it will not."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+NO_CREDENTIALS = (
+    "No Claude credentials found. Either set ANTHROPIC_API_KEY (or run `claude login` in a "
+    "terminal), or run offline on a scripted model: %%claude --scripted SCRIPT.yaml"
+)
+
+
+def has_credentials(env: dict[str, str] | None = None) -> bool:
+    """Whether the CLI will find some way to reach a model: a key, a token, a login, a proxy."""
+    env = {**os.environ, **(env or {})}
+    for key in (
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "CLAUDE_CODE_OAUTH_TOKEN",
+        "ANTHROPIC_BASE_URL",
+        "CLAUDE_CODE_USE_BEDROCK",
+        "CLAUDE_CODE_USE_VERTEX",
+        "CLAUDE_CODE_USE_FOUNDRY",
+    ):
+        if env.get(key):
+            return True
+    home = Path(env.get("HOME") or Path.home())
+    config = Path(env["CLAUDE_CONFIG_DIR"]) if env.get("CLAUDE_CONFIG_DIR") else home / ".claude"
+    if (config / ".credentials.json").is_file():
+        return True
+    for cfg in (home / ".claude.json", config / ".claude.json"):
+        try:
+            data = json.loads(cfg.read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict) and (data.get("oauthAccount") or data.get("primaryApiKey")):
+            return True
+    return False

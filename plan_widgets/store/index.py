@@ -1,0 +1,154 @@
+"""Where session logs live, which sessions they hold, and how an id (or its start) names one."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..model import SessionState, fold
+from ..model.errors import OptionError
+from .log import LogError, read_events
+
+LOG_DIR_ENV = "PLAN_WIDGETS_LOG_DIR"
+
+
+def default_log_dir(cwd: str | os.PathLike[str] | None = None,
+                    log_dir: str | os.PathLike[str] | None = None) -> Path:
+    """Where session logs live: ``log_dir``, else $PLAN_WIDGETS_LOG_DIR, else
+    ``<cwd>/.plan_widgets/sessions`` (cwd defaults to the current directory)."""
+    if log_dir:
+        return Path(log_dir).expanduser()
+    env = os.environ.get(LOG_DIR_ENV)
+    if env:
+        return Path(env).expanduser()
+    return Path(cwd if cwd else os.getcwd()) / ".plan_widgets" / "sessions"
+
+
+
+
+@dataclass(frozen=True)
+class SessionSummary:
+    """One session log, summarized."""
+
+    session_id: str
+    name: str | None
+    started: float | None
+    updated: float | None
+    turns: int
+    cost_usd: float
+    last_mode: str | None
+    pending: int
+    path: Path
+
+
+def _session_files(log_dir: Path) -> list[Path]:
+    try:
+        entries = list(log_dir.iterdir())
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    # <session_id>.jsonl only: sibling files such as <id>.requests.jsonl are not logs
+    return [p for p in entries if p.suffix == ".jsonl" and "." not in p.stem and p.is_file()]
+
+
+def session_ids(prefix: str, log_dir: str | os.PathLike[str] | None = None) -> list[str]:
+    """The ids of the session logs that ``prefix`` names, sorted: the one whose id it is, or
+    else every one whose id starts with it (several: the prefix is ambiguous)."""
+    d = default_log_dir(None, log_dir)
+    # an id is a file name, never a path (../x) or a sibling file (<id>.requests)
+    if not prefix or any(c in prefix for c in "/\\.") or os.sep in prefix:
+        return []
+    if (d / f"{prefix}.jsonl").is_file():
+        return [prefix]
+    return sorted(p.stem for p in _session_files(d) if p.stem.startswith(prefix))
+
+
+def ambiguous(prefix: str, ids: list[str], limit: int = 6) -> str:
+    """The one-line error for a ``prefix`` that several session ``ids`` start with."""
+    shown = ", ".join(ids[:limit]) + (", ..." if len(ids) > limit else "")
+    return f"{prefix!r} matches {len(ids)} sessions: {shown} (give more of the id)"
+
+
+def find_session_log(session_id: str,
+                     log_dir: str | os.PathLike[str] | None = None) -> Path | None:
+    """The log file of ``session_id`` (or of the one session whose id starts with it)."""
+    found = session_ids(session_id, log_dir)
+    return default_log_dir(None, log_dir) / f"{found[0]}.jsonl" if len(found) == 1 else None
+
+
+def resolve_session_id(session_id: str,
+                       log_dir: str | os.PathLike[str] | None = None) -> str | None:
+    """The full id of the session whose log is ``session_id`` (or starts with it), or None.
+
+    A prefix of several ids raises :class:`OptionError` naming them."""
+    found = session_ids(session_id, log_dir)
+    if len(found) > 1:
+        raise OptionError(ambiguous(session_id, found))
+    return found[0] if found else None
+
+
+def resume_options(session_id: str,
+                   log_dir: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """The options a session was last started with, read from its log, for resuming it:
+    ``cwd``, ``mode`` (resting), ``model``, ``plan_model`` and ``scripted`` (those it had;
+    a directory or script file that no longer exists is left out). Empty if no log; an
+    unreadable log raises :class:`OptionError` (one line: the file, the line, what is wrong)."""
+    path = find_session_log(session_id, log_dir)
+    if path is None:
+        return {}
+    try:
+        events = read_events(path)
+    except (OSError, LogError) as e:
+        raise OptionError(f"cannot resume {path.stem}: {e}") from None
+    last = None
+    for e in events:
+        if e.type == "session:started":
+            last = e
+    if last is None:
+        return {}
+    out: dict[str, Any] = {"mode": last.resting_mode}
+    if last.cwd and Path(last.cwd).is_dir():
+        out["cwd"] = last.cwd
+    if last.model:
+        out["model"] = last.model
+    if last.plan_model:
+        out["plan_model"] = last.plan_model
+    if last.scripted and Path(last.scripted).is_file():
+        out["scripted"] = last.scripted
+    return out
+
+
+def summarize_state(state: SessionState, path: Path) -> SessionSummary:
+    """A :class:`SessionSummary` of a folded log."""
+    return SessionSummary(
+        session_id=state.session_id or path.stem,
+        name=state.name,
+        started=state.started,
+        updated=state.updated,
+        turns=state.turns,
+        cost_usd=state.cost_usd,
+        last_mode=state.mode,
+        pending=len(state.pending_ids),
+        path=path,
+    )
+
+
+def list_sessions(log_dir: str | os.PathLike[str] | None = None,
+                  unreadable: list[tuple[Path, str]] | None = None) -> list[SessionSummary]:
+    """Summaries of the session logs in ``log_dir``, most recently active first.
+
+    Unreadable logs are left out (and added to ``unreadable``, with why, if given).
+    """
+    out = []
+    for p in _session_files(default_log_dir(None, log_dir)):
+        try:
+            events = read_events(p)
+        except (OSError, LogError) as e:
+            if unreadable is not None:
+                unreadable.append((p, str(e)))
+            continue
+        if events:
+            out.append(summarize_state(fold(events), p))
+    out.sort(key=lambda s: (s.updated or 0.0, s.started or 0.0), reverse=True)
+    return out
