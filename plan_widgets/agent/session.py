@@ -112,6 +112,10 @@ class Turn:
     def __await__(self) -> Any:
         return asyncio.shield(self._done).__await__()
 
+    def add_done_callback(self, fn: Callable[[Turn], None]) -> None:
+        """Call ``fn(turn)`` once the turn has ended (at once if it has)."""
+        self._done.add_done_callback(lambda _f: fn(self))
+
     async def wait(self, timeout: float | None = None) -> Turn:
         """Wait for the turn to end; raises TimeoutError after ``timeout`` seconds."""
         return await asyncio.wait_for(asyncio.shield(self._done), timeout)
@@ -198,6 +202,41 @@ class Session:
     def plans(self) -> list[Any]:
         """Approved plans, oldest first (from the event log, so they survive restarts)."""
         return list(self.state.plans)
+
+    @property
+    def connected(self) -> bool:
+        """True once the CLI has answered ``initialize`` (stays true after it ends)."""
+        return self._connected.is_set()
+
+    @property
+    def log_path(self) -> Path | None:
+        """The session's event log file (None before it is known)."""
+        return self._log.path if self._log is not None else None
+
+    @property
+    def plan_in_force(self) -> bool:
+        """Whether the gate treats plan mode as in force (confirmed, or requested and not yet
+        left): tools are refused, and ``--mode`` only names where approval leads."""
+        return self._plan_in_force()
+
+    def open_decisions(self) -> list[Decision]:
+        """The decisions still waiting, oldest first."""
+        return list(self._open_decisions())
+
+    def withdraw(self, turn: Turn, why: str = "interrupted before it started") -> bool:
+        """Take back a prompt that is still queued: it never runs. False if it has started."""
+        if turn not in self._queued:
+            return False
+        self._queued.remove(turn)
+        turn._finish(why)
+        self._changed()
+        return True
+
+    def update_options(self, **changes: Any) -> None:
+        """Change options that apply from now on without a restart (``approval_timeout``,
+        ``model``, ``plan_model``, ``mode`` as the resting mode); None values are ignored."""
+        self.options = self.options.with_(**changes)
+        self._changed()
 
     @property
     def busy(self) -> bool:

@@ -153,7 +153,7 @@ def run(magics: Any, line: str) -> Any:
         if s.closed:
             print(f"{s.name} is already closed (id {s.session_id}; {again})")
             return None
-        for d in s._open_decisions():
+        for d in s.open_decisions():
             d.cancel("close")
         _spawn(s.close())
         if s.dead:

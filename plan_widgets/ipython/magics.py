@@ -204,7 +204,7 @@ async def run_cell(line: str, body: str, background: bool = False) -> None:
         # they boot (docs/benchmarks.md, figure 1).
         await asyncio.sleep(0)
     kernel = in_kernel()
-    if args.resume and not session._connected.is_set():  # just resumed (not already running)
+    if args.resume and not session.connected:  # just resumed (not already running)
         from .commands import show_resumed
 
         show_resumed(session)
@@ -234,7 +234,7 @@ async def run_cell(line: str, body: str, background: bool = False) -> None:
             _refresh(handle, view)
         return
     if handle is not None:  # the saved notebook's text fallback shows the whole turn
-        turn._done.add_done_callback(lambda _f: _refresh(handle, view))
+        turn.add_done_callback(lambda _t: _refresh(handle, view))
     if background or args.background or (m is not None and not m.wait):
         return
     if blocked is not None:
@@ -246,10 +246,7 @@ async def run_cell(line: str, body: str, background: bool = False) -> None:
         else:
             await session.settle(turn)
     except (KeyboardInterrupt, asyncio.CancelledError):
-        if turn in session._queued:  # still waiting for its turn: it must never run later
-            session._queued.remove(turn)
-            turn._finish("interrupted before it started")
-            session._changed()
+        if session.withdraw(turn):  # still waiting for its turn: it must never run later
             view.error("Interrupted before it started: this prompt was not sent.")
             print("Interrupted: this prompt was not sent.")
         else:

@@ -90,7 +90,7 @@ def resumed(given: dict[str, Any]) -> dict[str, Any]:
     if sid is None and not (given.get("cwd") or given.get("log_dir")):
         # a session of this kernel (closed, or dead) logged elsewhere (--cwd): its own log
         for s in _sessions.values():
-            path = s._log.path if s._log is not None else None
+            path = s.log_path
             if s.session_id.startswith(str(given["resume"])) and path and path.is_file():
                 log_dir = path.parent
                 given = {**given, "log_dir": str(log_dir)}
@@ -131,7 +131,7 @@ async def obtain(name: str, wanted: dict[str, Any], defaults: dict[str, Any], *,
         notes.append(
             f"The previous session {name!r} ended ({s.dead}). Starting a new one; to "
             f"continue the old conversation: %claude resume {s.session_id}{hint}"
-            if s._connected.is_set() else
+            if s.connected else
             f"The previous session {name!r} ended ({s.dead}). Starting a new one."
         )
     merged = {k: v for k, v in defaults.items() if v is not None}
@@ -160,18 +160,17 @@ async def _adjust(s: Session, wanted: dict[str, Any]) -> None:
     if mode and mode not in RESTING_MODES:
         raise OptionError(f"unknown mode {mode!r}: choose one of {', '.join(RESTING_MODES)}")
     if wanted.get("approval_timeout") is not None:
-        s.options = s.options.with_(approval_timeout=check_timeout(wanted["approval_timeout"]))
+        s.update_options(approval_timeout=check_timeout(wanted["approval_timeout"]))
     if wanted.get("model") and wanted["model"] != o.model:
-        s.options = s.options.with_(model=wanted["model"])
+        s.update_options(model=wanted["model"])
         await s.set_model(wanted["model"])
     if wanted.get("plan_model"):
-        s.options = s.options.with_(plan_model=wanted["plan_model"])
+        s.update_options(plan_model=wanted["plan_model"])
     if mode and mode != s.options.mode:
-        if s._plan_in_force():
+        if s.plan_in_force:
             # in plan mode --mode names where approval leads; leaving plan mode is the plan
             # card's job (or the toggle's), never a side effect of a cell's option
-            s.options = s.options.with_(mode=mode)
-            s._changed()
+            s.update_options(mode=mode)
         else:
             await s.set_mode(mode)
 
@@ -207,7 +206,7 @@ def _cancel_pending_at_exit() -> None:
 
     The CLI exits by itself once the kernel's pipes close (measured: within 3 s)."""
     for s in list(_sessions.values()):
-        for d in list(s._open_decisions()):
+        for d in s.open_decisions():
             with contextlib.suppress(Exception):
                 d.cancel("close")
 

@@ -78,7 +78,7 @@ class ControlBar(w.HBox):
         s = self.session
         st = s.state
         status = s.status
-        key = (st.mode, st.requested_mode, st.refused, st.model, status, s._gate_plan)
+        key = (st.mode, st.requested_mode, st.refused, st.model, status, s.plan_in_force)
         if key == self._last:
             return
         self._last = key
