@@ -106,7 +106,7 @@ def test_bad_values_on_a_live_session_are_one_line(kernel: Kernel) -> None:
     assert kernel.eval("plan_widgets.get().options.approval_timeout") == "1800.0"
     out = kernel.execute("await plan_widgets.get().set_mode('yolo')", allow_error=True)
     assert "unknown mode 'yolo'" in out["text"]
-    assert kernel.eval("plan_widgets.get()._gate_plan") == "False"
+    assert kernel.eval("plan_widgets.get().plan_in_force") == "False"
 
 
 def test_closing_line_shows_the_turns_cost_and_the_sessions(kernel: Kernel) -> None:

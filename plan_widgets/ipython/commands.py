@@ -153,8 +153,7 @@ def run(magics: Any, line: str) -> Any:
         if s.closed:
             print(f"{s.name} is already closed (id {s.session_id}; {again})")
             return None
-        for d in s.open_decisions():
-            d.cancel("close")
+        s.end_decisions("close")
         _spawn(s.close())
         if s.dead:
             print(f"{s.name} had already ended ({_one_line(s.dead)}); closed it "

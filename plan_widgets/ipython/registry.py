@@ -206,9 +206,8 @@ def _cancel_pending_at_exit() -> None:
 
     The CLI exits by itself once the kernel's pipes close (measured: within 3 s)."""
     for s in list(_sessions.values()):
-        for d in s.open_decisions():
-            with contextlib.suppress(Exception):
-                d.cancel("close")
+        with contextlib.suppress(Exception):
+            s.end_decisions("close")
 
 
 atexit.register(_cancel_pending_at_exit)

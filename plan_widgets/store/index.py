@@ -102,9 +102,9 @@ def resume_options(session_id: str,
     except (OSError, LogError) as e:
         raise OptionError(f"cannot resume {path.stem}: {e}") from None
     last = None
-    for e in events:
-        if e.type == "session:started":
-            last = e
+    for event in events:
+        if event.type == "session:started":
+            last = event
     if last is None:
         return {}
     out: dict[str, Any] = {"mode": last.resting_mode}
