@@ -287,6 +287,14 @@ def transform_cell(lines: list[str]) -> list[str]:
     ]
 
 
+# IPython's check_complete (terminal IPython's Enter key, jupyter console) runs the cleanup
+# transforms first and would see the rewritten, complete `await` line: a lone `%%claude` line
+# then ran at once with an empty prompt. It skips transforms marked with side effects, and then
+# applies its own rule for cell magics: a `%%claude` cell goes on until a blank line, as
+# `%%timeit` does. The cell is still rewritten when it runs. (IPython >= 8 honours the mark.)
+transform_cell.has_side_effects = True  # type: ignore[attr-defined]
+
+
 def _now() -> str:
     return time.strftime("%H:%M:%S")
 
