@@ -1,7 +1,9 @@
-"""Widgets: the control bar, the decision cards, and one turn's streaming view."""
+"""Widgets: the control bar, the decision cards, one turn's streaming view, and a session's
+read-only history."""
 
 from .cards import Card, PlanCard, QuestionCard, ToolCard, card_for
 from .control import ControlBar
+from .history import history_widget
 from .markdown import StreamingMarkdown, markdown_output
 from .turn import WidgetTurnView
 
@@ -14,5 +16,6 @@ __all__ = [
     "ToolCard",
     "WidgetTurnView",
     "card_for",
+    "history_widget",
     "markdown_output",
 ]

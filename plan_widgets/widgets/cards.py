@@ -240,7 +240,7 @@ class QuestionCard(Card):
         for q, picker, other, note in self._pickers:
             text = str(q.get("question", ""))
             chosen: list[str] = []
-            val = picker.value  # type: ignore[attr-defined]
+            val = picker.value
             if isinstance(val, tuple | list):
                 chosen.extend(map(str, val))
             elif val:
