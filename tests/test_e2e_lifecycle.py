@@ -38,7 +38,7 @@ def test_close_ends_the_running_turn(kernel: Kernel, workdir: Path) -> None:
     kernel.execute("%%claude --scripted fault_slow.yaml --background\nbe slow")
     kernel.wait_until(lambda: requests_of(workdir), 60, "the model request")
     out = kernel.execute(
-        "import asyncio\ns = plan_widgets.get()\nt = s._turn\nawait s.close(timeout=30)\n"
+        "import asyncio\ns = plan_widgets.get()\nt = s.current_turn\nawait s.close(timeout=30)\n"
         "print(t.done, t.error)\nprint(await asyncio.wait_for(t, 5) is t)",
         timeout=60)
     assert "True the session was closed during this turn" in out["text"], out["text"]

@@ -231,7 +231,7 @@ def test_interrupt_ends_the_turn_and_the_session_stays_usable(tmp_path: Path) ->
     async def main() -> None:
         s = make(tmp_path, slow)
         turn = s.ask("slow")
-        while s._turn is None:
+        while s.current_turn is None:
             await asyncio.sleep(0.01)
         await s.interrupt()
         await turn

@@ -105,7 +105,7 @@ class Lifecycle:
         try:
             await self.start()
             reader = asyncio.get_running_loop().create_task(self.read())
-            await self.s.serve()
+            await self.s.runner.serve()
         except asyncio.CancelledError:
             pass
         except Exception as e:  # the CLI could not start: say why, keep the kernel usable
@@ -167,7 +167,7 @@ class Lifecycle:
         try:
             async for signal in self.client.signals():
                 try:
-                    s.on_signal(signal)
+                    s.runner.on_signal(signal)
                 except Exception:  # a message we cannot show must not kill the session
                     log.exception("could not handle %s", type(signal).__name__)
             reason = wording.CLI_EXITED
@@ -187,7 +187,8 @@ class Lifecycle:
             await _quietly(self._scripted.astop(), "stop the scripted model")
         if self.log is not None:
             self.log.close()
-        s.drop_queued(s.dead or "the session was closed")
+        s.runner.drop_queued(s.dead or "the session was closed")
+        s.notify()
 
     @property
     def pid(self) -> int | None:

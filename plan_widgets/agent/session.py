@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
@@ -21,12 +20,12 @@ from typing import Any
 from .. import model as ev
 from ..model.errors import OptionError, SessionError
 from ..model.options import SessionOptions
-from . import signals as sig
 from . import wording
 from .decisions import Decision, DecisionBook
 from .gate import Gate
 from .lifecycle import Lifecycle
 from .modes import Modes
+from .runner import Runner
 from .seam import AgentClient, ClientFactory
 from .tasks import spawn
 from .turn import NullView, Turn, TurnView
@@ -34,7 +33,6 @@ from .turn import NullView, Turn, TurnView
 CONTROL_TIMEOUT = 15.0
 """Seconds a control request (mode, model, interrupt) may take before the CLI counts as hung."""
 log = logging.getLogger("plan_widgets")
-_UNSHOWN_TOOLS = ("ExitPlanMode", "AskUserQuestion")  # shown as cards, not tool lines
 
 
 class Session:
@@ -51,10 +49,7 @@ class Session:
         self.closed = False
         self.modes = Modes(self, self.options.plan, self.options.model)
         self.gate = Gate(self)
-        self._queue: asyncio.Queue[Turn | None] = asyncio.Queue()
-        self._queued: list[Turn] = []
-        self._turn: Turn | None = None
-        self._turn_count = 0
+        self.runner = Runner(self)
         self._pulse = asyncio.Event()
         self._listeners: list[Callable[[Session], None]] = []
         self.life = Lifecycle(self, client)
@@ -107,7 +102,12 @@ class Session:
     @property
     def busy(self) -> bool:
         """True while a turn runs or waits in the queue."""
-        return self._turn is not None or bool(self._queued)
+        return self.runner.turn is not None or bool(self.runner.queued)
+
+    @property
+    def current_turn(self) -> Turn | None:
+        """The turn running now (None between turns)."""
+        return self.runner.turn
 
     @property
     def connected(self) -> bool:
@@ -157,18 +157,15 @@ class Session:
             raise OptionError("the prompt is empty: write what Claude should do")
         self.check_alive()
         turn = Turn(self, prompt, view or NullView(), plan=plan)
-        self._queued.append(turn)
-        self._queue.put_nowait(turn)
-        self._changed()
+        self.runner.enqueue(turn)
+        self.notify()
         return turn
 
     def withdraw(self, turn: Turn, why: str = "interrupted before it started") -> bool:
         """Take back a prompt that is still queued: it never runs. False if it has started."""
-        if turn not in self._queued:
+        if not self.runner.withdraw(turn, why):
             return False
-        self._queued.remove(turn)
-        turn.finish(why)
-        self._changed()
+        self.notify()
         return True
 
     async def wait(self, timeout: float | None = 60) -> str:
@@ -201,7 +198,7 @@ class Session:
                      tick: float | None = None) -> None:
         async def loop() -> None:
             while not ready():
-                await self._next_pulse(tick)
+                await self.next_change(tick)
 
         await asyncio.wait_for(loop(), timeout)
 
@@ -222,7 +219,7 @@ class Session:
         """Change options that apply from now on without a restart (``approval_timeout``,
         ``model``, ``plan_model``, ``mode`` as the resting mode); None values are ignored."""
         self.options = self.options.with_(**changes)
-        self._changed()
+        self.notify()
 
     def end_decisions(self, by: str, *, only: Decision | None = None) -> None:
         """End open decisions (or only ``only``) unanswered: cancelled, never approved."""
@@ -232,7 +229,7 @@ class Session:
         """Interrupt the running turn; any pending decision is cancelled (never approved)."""
         self.end_decisions("interrupt")
         client = self.client
-        if client is None or self._turn is None:
+        if client is None or self.runner.turn is None:
             return
         try:
             await self.control(client.interrupt(), "interrupt")
@@ -254,15 +251,15 @@ class Session:
             return
         self.closed = True
         self.end_decisions("close")
-        self.drop_queued(wording.CLOSED_BEFORE_RUN, shown="The session was closed before "
-                         "this prompt ran.")
-        self._queue.put_nowait(None)
-        self._changed()  # wakes the running turn, which ends as closed
+        self.runner.drop_queued(wording.CLOSED_BEFORE_RUN, shown="The session was closed "
+                                "before this prompt ran.")
+        self.runner.stop()
+        self.notify()  # wakes the running turn, which ends as closed
         try:
             await asyncio.wait_for(asyncio.shield(self._owner), timeout)
         except (asyncio.TimeoutError, Exception):
             self._owner.cancel()
-        self._changed()
+        self.notify()
 
     def subscribe(self, fn: Callable[[Session], None]) -> None:
         """Call ``fn(session)`` whenever its state changes."""
@@ -278,19 +275,19 @@ class Session:
                 log.error("event log %s: %s", self.life.log.path, e)  # must not stop the agent
         self.events.append(event)
         self.state = ev.apply(self.state, event)
-        self._changed()
+        self.notify()
         return event
 
     def restore(self, events: list[ev.Event]) -> None:
         """Take a resumed session's logged past as its own."""
         self.events = list(events)
         self.state = ev.fold(events)
-        self._turn_count = self.state.turns
+        self.runner.count = self.state.turns
 
     def marker(self, text: str) -> None:
         """Show a marker in the running turn (nowhere, between turns)."""
-        if self._turn is not None:
-            self._turn.view.marker(text)
+        if self.runner.turn is not None:
+            self.runner.turn.view.marker(text)
 
     def check_alive(self) -> None:
         if self.closed:
@@ -309,7 +306,8 @@ class Session:
         except Exception as e:
             raise SessionError(f"{what}: {e}") from e
 
-    def _changed(self) -> None:
+    def notify(self) -> None:
+        """The state changed: wake whoever waits for a change, and tell the listeners."""
         self._pulse.set()
         self._pulse = asyncio.Event()
         for fn in list(self._listeners):
@@ -318,7 +316,7 @@ class Session:
             except Exception:
                 log.exception("a session listener failed")
 
-    async def _next_pulse(self, tick: float | None = None) -> None:
+    async def next_change(self, tick: float | None = None) -> None:
         """Wait for the next state change (or ``tick`` seconds, whichever comes first)."""
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(self._pulse.wait(), tick)
@@ -328,20 +326,20 @@ class Session:
         self.emit(d.asked_event())
         self.book.add(d)
         d.on_resolved(self._decided)
-        view = self._turn.view if self._turn is not None else NullView()
+        view = self.runner.turn.view if self.runner.turn is not None else NullView()
         try:
             view.decision(d)
         except Exception as e:  # a card that cannot render must not lose the decision
             log.exception("could not show the %s card", d.kind)
             with contextlib.suppress(Exception):
                 view.error(wording.card_failed(d.kind, e, self.name))
-        self._changed()
+        self.notify()
 
     def _decided(self, d: Decision) -> None:
         self.emit(d.decided_event())
 
     def decision_closed(self, d: Decision) -> None:
-        self._changed()
+        self.notify()
 
     def note_refusal(self, tool: str, tool_input: dict[str, Any]) -> None:
         target = tool_input.get("file_path") or tool_input.get("command") or ""
@@ -362,16 +360,7 @@ class Session:
         want = self.state.requested_mode
         if want and want != self.options.mode:
             await self.modes.apply(want, "user")
-        self._changed()
-
-    async def serve(self) -> None:
-        """Run queued turns in order until the session closes or dies."""
-        while True:
-            turn = await self._queue.get()
-            if turn is None or self.dead:
-                return
-            if not turn.done:
-                await self._run_turn(turn)
+        self.notify()
 
     def die(self, reason: str) -> None:
         """The CLI is gone (or never started): end everything that waits on it."""
@@ -380,123 +369,7 @@ class Session:
         self.dead = reason = wording.with_stderr(reason, self.life.stderr)
         self.emit(ev.ErrorEvent(kind="session_dead", message=reason))
         self.book.end_open("cli", expire=True)
-        if self._turn is not None:
-            self._end_turn(self._turn, None, f"The session ended: {reason}")
-        with contextlib.suppress(asyncio.QueueFull):
-            self._queue.put_nowait(None)
-        self._changed()
-
-    def drop_queued(self, reason: str, shown: str | None = None) -> None:
-        """Prompts still queued never run: each ends with ``reason``."""
-        for t in list(self._queued):
-            t.finish(reason)
-            t.view.error(shown or wording.not_run(reason))
-        self._queued.clear()
-        self._changed()
-
-    # -- turns -------------------------------------------------------------------------------
-    async def _run_turn(self, turn: Turn) -> None:
-        self._turn = turn
-        if turn in self._queued:
-            self._queued.remove(turn)
-        self._turn_count += 1
-        turn.number = self._turn_count
-        turn.started_at = time.monotonic()
-        self.emit(ev.TurnStarted(turn=turn.number, prompt=turn.prompt, plan=turn.plan))
-        try:
-            await self._send(turn)
-            while not turn.done and not self.dead and not self.closed:
-                await self._next_pulse()
-            if not turn.done and self.closed:
-                self._end_turn(turn, None, wording.CLOSED_DURING_TURN)
-        except SessionError as e:
-            self._end_turn(turn, None, str(e))
-        finally:
-            self._turn = None
-            self._changed()
-
-    async def _send(self, turn: Turn) -> None:
-        if turn.plan and self.state.mode != "plan":
-            await self.modes.set_mode("plan", "user")
-            if self.state.refused:
-                raise SessionError(wording.plan_refused_no_send(self.state.refused))
-        assert self.client is not None
-        await self.control(self.client.query(turn.prompt, self.session_id), "query")
-
-    def _end_turn(self, turn: Turn, result: sig.TurnResult | None, error: str | None) -> None:
-        if turn.done:
-            return
-        r = result or sig.TurnResult(subtype="error" if error else "success")
-        dur = r.duration_ms
-        if dur is None and turn.started_at is not None:
-            dur = int((time.monotonic() - turn.started_at) * 1000)
-        before = self.state.cost_usd
-        self.emit(ev.TurnEnded(
-            turn=turn.number, result=r.subtype, is_error=error is not None, cost_usd=r.cost_usd,
-            input_tokens=r.input_tokens, output_tokens=r.output_tokens, duration_ms=dur,
-            message=error))
-        total = self.state.cost_usd  # the CLI reports a running total: show this turn's share
-        turn_cost = max(total - before, 0.0) if r.cost_usd is not None else None
-        turn.result = {"subtype": r.subtype, "cost_usd": r.cost_usd,
-                       "input_tokens": r.input_tokens, "output_tokens": r.output_tokens,
-                       "duration_ms": dur, "num_turns": r.num_turns}
-        if error:
-            turn.view.error(error)
-        turn.view.finished(wording.turn_summary(dur, r.input_tokens, r.output_tokens,
-                                                turn_cost, total), error is None)
-        turn.finish(error)
-
-    # -- signals from the CLI ----------------------------------------------------------------
-    def on_signal(self, s: sig.Signal) -> None:
-        """React to one signal from the CLI (the reader task calls this, in order)."""
-        handler = _HANDLERS.get(type(s))
-        if handler is not None:
-            handler(self, s)
-
-    def _on_message_start(self, s: sig.MessageStart) -> None:
-        if self._turn is not None:
-            self._turn.message_started(s.message_id)
-
-    def _on_text_delta(self, s: sig.TextDelta) -> None:
-        if self._turn is not None:
-            self._turn.add_text(s.text)
-
-    def _on_assistant_text(self, s: sig.AssistantText) -> None:
-        if self._turn is not None and not self._turn.was_streamed(s.message_id):
-            self._turn.add_text(s.text)
-
-    def _on_tool_use(self, s: sig.ToolUse) -> None:
-        if self._turn is not None:
-            self._turn.tool_called(s.id, s.name)
-        if s.name == "EnterPlanMode":
-            self.marker(wording.AGENT_ENTERED_PLAN)
-        if s.name not in _UNSHOWN_TOOLS and self._turn is not None:
-            self._turn.view.tool_started(s.id, s.name, s.input)
-
-    def _on_tool_result(self, s: sig.ToolResult) -> None:
-        turn = self._turn
-        if turn is not None and turn.tool_name(s.tool_use_id) not in (None, *_UNSHOWN_TOOLS):
-            turn.view.tool_finished(s.tool_use_id, s.content, s.is_error)
-
-    def _on_model(self, s: sig.ModelReport) -> None:
-        self.modes.saw_model(s.model)
-
-    def _on_mode(self, s: sig.ModeReport) -> None:
-        if not s.initial or s.mode != self.state.mode:
-            self.modes.saw_mode(s.mode)
-
-    def _on_result(self, s: sig.TurnResult) -> None:
-        if self._turn is not None:
-            self._end_turn(self._turn, s, wording.result_error(s) if s.is_error else None)
-
-
-_HANDLERS: dict[type, Callable[[Session, Any], None]] = {
-    sig.MessageStart: Session._on_message_start,
-    sig.TextDelta: Session._on_text_delta,
-    sig.AssistantText: Session._on_assistant_text,
-    sig.ToolUse: Session._on_tool_use,
-    sig.ToolResult: Session._on_tool_result,
-    sig.ModelReport: Session._on_model,
-    sig.ModeReport: Session._on_mode,
-    sig.TurnResult: Session._on_result,
-}
+        if self.runner.turn is not None:
+            self.runner.end(self.runner.turn, None, f"The session ended: {reason}")
+        self.runner.stop()
+        self.notify()
