@@ -53,7 +53,7 @@ class Lifecycle:
         self.connected = asyncio.Event()
         self.resumed_from: str | None = None
         self.resume_mode: str | None = None
-        self._scripted: Any = None
+        self.scripted: Any = None
         # The SDK's first import (about 1.3 s, mostly its mcp dependency) runs in a thread from
         # here on, so the cell's widgets are built and the scripted model starts meanwhile
         # (docs/benchmarks.md, figure 3). Never at %load_ext: it would slow the user's cells.
@@ -142,9 +142,9 @@ class Lifecycle:
             from ..scripted import ScriptedModel
 
             requests = self.log_dir / f"{self.s.session_id}.requests.jsonl"
-            self._scripted = await ScriptedModel.astart(o.scripted, log_path=requests,
+            self.scripted = await ScriptedModel.astart(o.scripted, log_path=requests,
                                                         cwd=o.cwd)
-            env.update(self._scripted.env())
+            env.update(self.scripted.env())
         elif not has_credentials(env):
             raise OptionError(NO_CREDENTIALS)
         self.cli_env = {**os.environ, **env}
@@ -183,8 +183,8 @@ class Lifecycle:
         s.book.end_open("close" if s.closed else "cli")
         if self.client is not None:
             await _quietly(self.client.disconnect(), "disconnect the CLI", DISCONNECT_TIMEOUT)
-        if self._scripted is not None:
-            await _quietly(self._scripted.astop(), "stop the scripted model")
+        if self.scripted is not None:
+            await _quietly(self.scripted.astop(), "stop the scripted model")
         if self.log is not None:
             self.log.close()
         s.runner.drop_queued(s.dead or "the session was closed")
