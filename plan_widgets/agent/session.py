@@ -331,8 +331,10 @@ class Session:
             view.decision(d)
         except Exception as e:  # a card that cannot render must not lose the decision
             log.exception("could not show the %s card", d.kind)
-            with contextlib.suppress(Exception):
+            try:
                 view.error(wording.card_failed(d.kind, e, self.name))
+            except Exception:
+                log.exception("could not show that the card failed")
         self.notify()
 
     def _decided(self, d: Decision) -> None:

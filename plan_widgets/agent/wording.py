@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable
 
 from ..model.errors import PlanWidgetsError
+from ..scripted._script import ScriptError
 from .signals import TurnResult
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
@@ -34,10 +35,10 @@ def stderr_tail(lines: Iterable[str]) -> str:
 
 def start_failure(e: BaseException, stderr: Iterable[str]) -> str:
     """Why a session could not start or died, naming the real cause."""
+    if isinstance(e, ScriptError):  # the scripted model's file, not the CLI
+        return f"the scripted model cannot start: {e}"
     if isinstance(e, PlanWidgetsError):
         return str(e)
-    if type(e).__name__ == "ScriptError":  # the scripted model's file, not the CLI
-        return f"the scripted model cannot start: {e}"
     if isinstance(e, asyncio.TimeoutError):
         return "the Claude Code CLI did not start in time"
     tail = stderr_tail(stderr)

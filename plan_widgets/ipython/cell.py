@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import sys
 from typing import Any
 
@@ -19,6 +20,8 @@ from ..model.errors import OptionError, SessionError
 from . import registry as _registry
 from .output import in_kernel, show
 from .resume import show_resumed
+
+log = logging.getLogger("plan_widgets")
 
 _CONFIGURED = ("model", "plan_model", "mode", "approval_timeout", "log_dir", "scripted")
 """``ClaudeMagics`` settings that are a cell's defaults."""
@@ -137,4 +140,4 @@ def _refresh(handle: Any, view: Any) -> None:
     try:
         handle.update(view.mimebundle(), raw=True)
     except Exception:  # a closed frontend channel must not break the turn
-        pass
+        log.debug("could not update the cell's display", exc_info=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import contextlib
+import logging
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -12,6 +12,8 @@ from ..agent.credentials import NO_CREDENTIALS, has_credentials
 from ..model.errors import OptionError
 from ..model.options import SessionOptions
 from ..store import SessionLog, default_log_dir, resolve_session_id, resumable_log
+
+log = logging.getLogger("plan_widgets")
 
 if TYPE_CHECKING:
     from ..agent.session import Session
@@ -246,8 +248,10 @@ def _cancel_pending_at_exit() -> None:
 
     The CLI exits by itself once the kernel's pipes close (measured: within 3 s)."""
     for s in list(_sessions.values()):
-        with contextlib.suppress(Exception):
+        try:
             s.end_decisions("close")
+        except Exception:  # at exit: the other sessions' decisions must still end
+            log.exception("could not end the decisions of %s", s.name)
 
 
 atexit.register(_cancel_pending_at_exit)

@@ -15,6 +15,7 @@ import ipywidgets as w
 from ipywidgets.widgets.widget_string import HTMLStyle
 
 from ..agent.decisions import Decision, Outcome, PlanDecision, QuestionDecision, ToolDecision
+from ..agent.gate import EDIT_TOOLS
 from ..render.markdown import escape, summarize
 from .markdown import html_output, markdown_output
 
@@ -274,7 +275,7 @@ def _tool_preview(tool: str, tool_input: dict[str, Any]) -> str:
     if tool == "Bash":
         cmd = str(tool_input.get("command", ""))
         return f"<pre>$ {escape(cmd)}</pre>"
-    if tool in ("Write", "Edit", "MultiEdit", "NotebookEdit"):
+    if tool in EDIT_TOOLS:
         path = tool_input.get("file_path") or tool_input.get("notebook_path") or ""
         parts = [f"<div><code>{escape(str(path))}</code></div>"]
         if tool == "Write":
