@@ -28,7 +28,7 @@ from ..model.errors import OptionError
 from ..model.options import ALL_MODES
 from ..store import EventLog, LogError, default_log_dir, find_session_log, read_events
 from . import wording
-from .credentials import NO_CREDENTIALS, has_credentials
+from .credentials import require_credentials
 from .decisions import KINDS
 from .seam import AgentClient, ClientConfig, ClientFactory
 
@@ -138,6 +138,7 @@ class Lifecycle:
         """The CLI's extra environment: the scripted model's endpoint, or real credentials."""
         o = self.s.options
         env: dict[str, str] = dict(o.env)
+        require_credentials(o.scripted, env)
         if o.scripted:
             from ..scripted import ScriptedModel
 
@@ -145,8 +146,6 @@ class Lifecycle:
             self.scripted = await ScriptedModel.astart(o.scripted, log_path=requests,
                                                         cwd=o.cwd)
             env.update(self.scripted.env())
-        elif not has_credentials(env):
-            raise OptionError(NO_CREDENTIALS)
         self.cli_env = {**os.environ, **env}
         return env
 

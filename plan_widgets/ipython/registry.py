@@ -8,7 +8,7 @@ import logging
 import os
 from typing import TYPE_CHECKING, Any
 
-from ..agent.credentials import NO_CREDENTIALS, has_credentials
+from ..agent.credentials import require_credentials
 from ..model.errors import OptionError
 from ..model.options import SessionOptions
 from ..store import SessionLog, default_log_dir, resolve_session_id, resumable_log
@@ -85,8 +85,7 @@ def _start(name: str, given: dict[str, Any]) -> Session:
 def _options(name: str, given: dict[str, Any]) -> SessionOptions:
     """A new session's options, checked: bad input and missing credentials are one line."""
     opts = SessionOptions(name=name, **given).validated()
-    if not opts.scripted and not has_credentials(opts.env):
-        raise OptionError(NO_CREDENTIALS)
+    require_credentials(opts.scripted, opts.env)
     return opts
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from ..model import Cost
 from .markdown import summarize
 
 
@@ -94,22 +95,18 @@ def turn_rows(events: list[Any]) -> list[list[Any]]:
     """One row per turn (see :data:`TURN_HEAD`); the cost is the session's running total
     across CLI processes (each process restarts its own total)."""
     rows: dict[int, list[Any]] = {}
-    base = 0.0
-    run = 0.0
+    cost = Cost()
     for e in events:
         if e.type == "turn:started":
             rows[e.turn] = [e.turn, when(e.ts, "%m-%d %H:%M:%S"), summarize(e.prompt, 80),
                             "unfinished", ""]
         elif e.type == "session:started":
-            base += run
-            run = 0.0
+            cost = cost.new_process()
         elif e.type == "turn:ended" and e.turn in rows:
             rows[e.turn][3] = e.result + (f": {summarize(e.message, 60)}" if e.message else "")
             if e.cost_usd is not None:
-                if e.cost_usd < run:
-                    base += run
-                rows[e.turn][4] = f"${base + e.cost_usd:.4f}"
-                run = e.cost_usd
+                cost = cost.reported(e.cost_usd)
+                rows[e.turn][4] = f"${cost.total:.4f}"
     return list(rows.values())
 
 
