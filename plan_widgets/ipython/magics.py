@@ -57,6 +57,8 @@ class ClaudeMagics(Magics):
     wait = Bool(True, help="Cells wait for the turn (False: like --background).").tag(
         config=True
     )
+    cli_path = Unicode(None, allow_none=True, help="The Claude Code CLI to run (unset: the one "
+                       "bundled with claude-agent-sdk).").tag(config=True)
 
     @validate("approval_timeout")
     def _check_timeout(self, proposal: Any) -> float:
@@ -186,6 +188,7 @@ async def run_cell(line: str, body: str, background: bool = False) -> None:
         "approval_timeout": m.approval_timeout if m else None,
         "log_dir": m.log_dir if m else None,
         "scripted": m.scripted if m else None,
+        "cli_path": m.cli_path if m else None,
     }
     wanted = {
         "model": args.model, "plan_model": args.plan_model, "mode": args.mode, "cwd": args.cwd,

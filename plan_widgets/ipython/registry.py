@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 
 _sessions: dict[str, Session] = {}
 _bars: dict[int, ControlBar] = {}
+_config_at_start: dict[str, dict[str, Any]] = {}
+"""The ``%config`` defaults each session (by name) was started under."""
 
 
 def sessions() -> dict[str, Session]:
@@ -60,6 +62,7 @@ def session(name: str = "default", **options: Any) -> Session:
         raise OptionError(NO_CREDENTIALS)
     s = Session(opts)
     _sessions[name] = s
+    _config_at_start.pop(name, None)  # started from code: nothing came from %config
     return s
 
 
@@ -76,7 +79,7 @@ def _started_with(s: Session) -> dict[str, Any]:
     o = s.options
     return {"model": o.model, "plan_model": o.plan_model, "mode": o.mode, "cwd": o.cwd,
             "scripted": o.scripted, "approval_timeout": o.approval_timeout,
-            "log_dir": o.log_dir, "env": dict(o.env) or None}
+            "log_dir": o.log_dir, "env": dict(o.env) or None, "cli_path": o.cli_path}
 
 
 def resumed(given: dict[str, Any]) -> dict[str, Any]:
@@ -126,6 +129,11 @@ async def obtain(name: str, wanted: dict[str, Any], defaults: dict[str, Any], *,
         await _adjust(s, wanted)
         return s, notes
     base: dict[str, Any] = _started_with(s) if s is not None else {}
+    for k, v in _config_at_start.get(name, {}).items():
+        # what the old session took from %config follows %config now (a log_dir fixed after
+        # a failure, say); what its cells gave stays
+        if base.get(k) == v and v is not None and defaults.get(k) != v:
+            del base[k]
     if s is not None and s.dead:
         hint = f" --session {name}" if name != "default" else ""
         notes.append(
@@ -144,6 +152,7 @@ async def obtain(name: str, wanted: dict[str, Any], defaults: dict[str, Any], *,
         await s.close()
     s = Session(opts)
     _sessions[name] = s
+    _config_at_start[name] = dict(defaults)
     return s, notes
 
 
