@@ -39,8 +39,11 @@ class Kernel:
         full_env.update(env or {})
         self.km = KernelManager(kernel_name="python3")
         if python or argv_prefix:  # argv_prefix: e.g. setpriv, to start it with fewer rights
-            self.km.kernel_cmd = [*(argv_prefix or []), python or sys.executable, "-m",
-                                  "ipykernel_launcher", "-f", "{connection_file}"]
+            # (jupyter_client 8 starts the kernel spec's argv; kernel_cmd is ignored)
+            spec = self.km.kernel_spec
+            assert spec is not None
+            spec.argv = [*(argv_prefix or []), python or sys.executable, "-m",
+                         "ipykernel_launcher", "-f", "{connection_file}"]
         self.km.start_kernel(cwd=str(self.cwd), env=full_env)
         self.kc = self.km.client()
         self.kc.start_channels()

@@ -333,7 +333,9 @@ class ScriptedServer(ThreadingHTTPServer):
     def _record(self, entry: dict[str, Any]) -> None:
         if self.log_path is None:
             return
-        line = json.dumps(entry) + "\n"
+        from ..store.redact import redact  # secrets stay out of every log in the log folder
+
+        line = json.dumps(redact(entry)) + "\n"
         try:
             with self._log_lock, self.log_path.open("a", encoding="utf-8") as f:
                 f.write(line)

@@ -59,7 +59,7 @@ logger = logging.getLogger("plan_widgets")
 DIR_MODE = 0o700
 GITIGNORE = "# Created by plan_widgets: session logs hold prompts, plans and diffs.\n*\n"
 LOG_DIR_HOW = ("set log_dir to a folder you can write (%config ClaudeMagics.log_dir = \"...\", "
-               "plan_widgets.session(log_dir=...), or $PLAN_WIDGETS_LOG_DIR)")
+               "or $PLAN_WIDGETS_LOG_DIR)")
 
 __all__ = ["EventLog", "LogError", "LogIncomplete", "LogLocked", "LogUnavailable",
            "prepare_log_dir", "read_events"]
