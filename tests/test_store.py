@@ -903,3 +903,15 @@ def test_close_writes_what_was_kept_when_there_is_room(tiny_disk: Path) -> None:
     filler.unlink()
     log.close()
     assert [e.message[:4] for e in read_events(path)] == ["kept"]
+
+
+def test_an_abandoned_writer_lets_go(tmp_path: Path) -> None:
+    import gc
+
+    path = tmp_path / "s.jsonl"
+    EventLog(path).append(err("a"))  # never closed
+    gc.collect()
+    assert not (tmp_path / "s.jsonl.holder").exists()
+    with EventLog(path) as log:
+        log.append(err("b"))
+    assert [e.seq for e in read_events(path)] == [1, 2]

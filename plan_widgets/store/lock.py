@@ -168,6 +168,12 @@ class LogLock:
             holder_path(self.log).unlink()
         self._lock.release()
 
+    def __del__(self) -> None:
+        # an abandoned holder (a session that failed half-way): its sidecar must not go on
+        # naming this live process to other kernels
+        with contextlib.suppress(Exception):
+            self.release()
+
 
 def held_elsewhere(log: str | os.PathLike[str]) -> Holder | None:
     """Who holds ``log`` open for writing, if another live process does (else None).

@@ -30,8 +30,8 @@ OSError; it and every later event are numbered and kept in memory
 ("the event log ... is incomplete from event N: ...") until a later append (or
 :meth:`EventLog.close`) writes them all, in order, once there is room: the log is then whole
 again and ``broken_at`` is None. The file never holds a broken line nor a gap: it is always the
-events 1..N-1, then (once written) N, N+1, ... The session goes on meanwhile and says that its
-log is incomplete from event N.
+events 1..N-1, then (once written) N, N+1, ... The session's policy: it goes on meanwhile and
+says that its log is incomplete from event N (``str`` of the :class:`LogIncomplete`).
 """
 
 
