@@ -23,7 +23,8 @@ from .resume import show_resumed
 
 log = logging.getLogger("plan_widgets")
 
-_CONFIGURED = ("model", "plan_model", "mode", "approval_timeout", "log_dir", "scripted")
+_CONFIGURED = ("model", "plan_model", "mode", "approval_timeout", "log_dir", "scripted",
+               "cli_path")
 """``ClaudeMagics`` settings that are a cell's defaults."""
 
 

@@ -51,6 +51,8 @@ class ClaudeMagics(Magics):
     wait = Bool(True, help="Cells wait for the turn (False: like --background).").tag(
         config=True
     )
+    cli_path = Unicode(None, allow_none=True, help="The Claude Code CLI to run (unset: the one "
+                       "bundled with claude-agent-sdk).").tag(config=True)
 
     @validate("approval_timeout")
     def _check_timeout(self, proposal: Any) -> float:

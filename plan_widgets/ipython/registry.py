@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from ..widgets import ControlBar
 
 _sessions: dict[str, Session] = {}
+_config_at_start: dict[str, dict[str, Any]] = {}
+"""The ``%config`` defaults each session (by name) was started under."""
 _bars: dict[int, ControlBar] = {}
 
 
@@ -89,12 +91,17 @@ def _options(name: str, given: dict[str, Any]) -> SessionOptions:
     return opts
 
 
-def _register(opts: SessionOptions) -> Session:
-    """Start a session and make it the kernel's session of its name."""
+def _register(opts: SessionOptions, config: dict[str, Any] | None = None) -> Session:
+    """Start a session and make it the kernel's session of its name (``config``: the
+    ``%config`` defaults it was started under, if a cell started it)."""
     from ..agent.session import Session
 
     s = Session(opts)
     _sessions[opts.name] = s
+    if config is None:
+        _config_at_start.pop(opts.name, None)  # started from code: nothing came from %config
+    else:
+        _config_at_start[opts.name] = dict(config)
     return s
 
 
@@ -111,7 +118,7 @@ def _started_with(s: Session) -> dict[str, Any]:
     o = s.options
     return {"model": o.model, "plan_model": o.plan_model, "mode": o.mode, "cwd": o.cwd,
             "scripted": o.scripted, "approval_timeout": o.approval_timeout,
-            "log_dir": o.log_dir, "env": dict(o.env) or None}
+            "log_dir": o.log_dir, "env": dict(o.env) or None, "cli_path": o.cli_path}
 
 
 def resolve(prefix: str, log_dir: str | os.PathLike[str] | None) -> str | None:
@@ -171,6 +178,11 @@ async def obtain(name: str, wanted: dict[str, Any], defaults: dict[str, Any], *,
         await _adjust(s, wanted)
         return s, notes
     base: dict[str, Any] = _started_with(s) if s is not None else {}
+    for k, v in _config_at_start.get(name, {}).items():
+        # what the old session took from %config follows %config now (a log_dir fixed after
+        # a failure, say); what its cells gave stays
+        if base.get(k) == v and v is not None and defaults.get(k) != v:
+            del base[k]
     if s is not None and s.dead:
         hint = f" --session {name}" if name != "default" else ""
         notes.append(
@@ -185,7 +197,7 @@ async def obtain(name: str, wanted: dict[str, Any], defaults: dict[str, Any], *,
     opts = _options(name, merged)  # bad input first, in one line
     if replace and s is not None:
         await s.close()
-    return _register(opts), notes
+    return _register(opts, defaults), notes
 
 
 async def _adjust(s: Session, wanted: dict[str, Any]) -> None:

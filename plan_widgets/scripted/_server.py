@@ -311,9 +311,13 @@ class ScriptedServer(ThreadingHTTPServer):
         self.state = ScriptState(script, cwd)
         self.log_path = log_path
         self._log_lock = threading.Lock()
+        self._log_failed = False
         if log_path is not None:
             log_path.parent.mkdir(parents=True, exist_ok=True)
-            log_path.write_text("")
+            # requests hold prompts and tool results: readable by their owner only
+            fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            os.fchmod(fd, 0o600)
+            os.close(fd)
 
     @property
     def port(self) -> int:
@@ -330,9 +334,16 @@ class ScriptedServer(ThreadingHTTPServer):
     def _record(self, entry: dict[str, Any]) -> None:
         if self.log_path is None:
             return
-        line = json.dumps(entry) + "\n"
-        with self._log_lock, self.log_path.open("a", encoding="utf-8") as f:
-            f.write(line)
+        from ..store.redact import redact  # secrets stay out of every log in the log folder
+
+        line = json.dumps(redact(entry)) + "\n"
+        try:
+            with self._log_lock, self.log_path.open("a", encoding="utf-8") as f:
+                f.write(line)
+        except OSError as e:  # a full disk: the model still answers (the log is an aid)
+            if not self._log_failed:
+                self._log_failed = True
+                print(f"scripted model: request log: {e}", file=sys.stderr, flush=True)
 
     def answer(self, h: _Handler, req: Request) -> None:
         dump = os.environ.get("PLAN_WIDGETS_SCRIPTED_DUMP")
