@@ -2,8 +2,8 @@
 
 Layers, lowest first: model (events, fold) < store < agent (the SDK seam, translation, gate,
 session) < render < widgets < ipython (magics, commands). ``scripted`` (the offline model) is a
-tool the agent starts; it may use the model and the store (its request log). The package's ``__init__`` is the public API
-above them all.
+tool the agent starts; it may use the model and the store (its request log). The package's
+``__init__`` is the public API above them all.
 
 Every import counts for the direction, also one inside a function or under ``TYPE_CHECKING``.
 For circles only imports that run count: a type-only reference back to the class that owns an
