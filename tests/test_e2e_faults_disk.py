@@ -4,10 +4,6 @@ Each case runs a real kernel (tests/kernel.py), the real CLI and the scripted mo
 three things: the one-line message names the real cause and the way out; the session ends in
 a final state ("closed" or "dead"; "idle" where the policy is that the session goes on), never
 "starting" or "working"; and the next ``%%claude`` with a good setting works.
-
-Cases marked ``xfail(strict=True, reason="needs session fix: ...")`` fail until the session's
-start path (plan_widgets/agent/session.py) does what the reason says; each is precise about
-the message wanted, so that the fix turns it green (and strict makes that visible).
 """
 
 from __future__ import annotations
@@ -340,7 +336,7 @@ def test_disk_full_loses_no_event(kernel: Kernel, workdir: Path, tiny_disk: Path
     path = Path(kernel.eval("str(plan_widgets.get().log_path)").strip("'"))
     on_disk = [json.loads(line) for line in path.read_text().splitlines()]
     assert path.read_bytes().endswith(b"\n")  # never a broken line
-    broken_at = int(kernel.eval("plan_widgets.get()._log.broken_at"))
+    broken_at = int(kernel.eval("plan_widgets.get().life.log.broken_at"))
     assert broken_at == len(on_disk) + 1 and broken_at > before
     assert [e["seq"] for e in on_disk] == list(range(1, broken_at))
     # room again: the next turn's first event writes all that was kept, in order
@@ -356,13 +352,10 @@ def test_disk_full_loses_no_event(kernel: Kernel, workdir: Path, tiny_disk: Path
         range(1, len(logged) + 1))
 
 
-@pytest.mark.xfail(strict=True, reason="needs session fix: on LogIncomplete from _log.append, "
-                   "show once, in the turn view and %claude status, 'The event log <path> is "
-                   "incomplete from event N: No space left on device (...)' (str of the error)")
 def test_disk_full_the_session_says_its_log_is_incomplete(kernel: Kernel, workdir: Path,
                                                           tiny_disk: Path) -> None:
     _disk_full_turn(kernel, tiny_disk)
-    broken_at = int(kernel.eval("plan_widgets.get()._log.broken_at"))
+    broken_at = int(kernel.eval("plan_widgets.get().life.log.broken_at"))
     said = [e for e in error_lines(kernel) + kernel.html_text().splitlines()
             if f"incomplete from event {broken_at}" in e]
     assert said, error_lines(kernel)
@@ -396,10 +389,6 @@ def test_cli_path_missing_or_not_executable(kernel: Kernel, workdir: Path, what:
     next_cell_works(kernel, "--scripted fault_order.yaml")
 
 
-@pytest.mark.xfail(strict=True, reason="needs session fix: Session._sdk_options must pass "
-                   "cli_path=self.options.cli_path to ClaudeAgentOptions, and a CLI that "
-                   "exits at once must end the session 'dead' with 'the Claude Code CLI "
-                   "(<cli_path>) exited with code 1'")
 def test_cli_path_is_the_cli_that_runs(kernel: Kernel, workdir: Path) -> None:
     import claude_agent_sdk
 
@@ -480,11 +469,6 @@ def test_script_made_invalid_between_two_turns(kernel: Kernel, workdir: Path) ->
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
-@pytest.mark.xfail(strict=True, reason="needs session fix: an interrupt (the cell cancelled "
-                   "or KeyboardInterrupt) before the CLI answers initialize must close the "
-                   "session at once: status 'closed', the CLI killed (also when it does not "
-                   "answer), and one line 'Interrupted while the session was starting: "
-                   "nothing was sent; run the cell again'")
 def test_interrupt_during_session_start(kernel: Kernel, workdir: Path) -> None:
     kernel_pid = kernel.km.provisioner.process.pid  # type: ignore[union-attr]
     cell = kernel.start("%%claude --scripted fault_order.yaml\nhello")
@@ -536,11 +520,6 @@ def _feed(held, soft):
 
 
 @pytest.mark.parametrize("scripted", [False, True], ids=["cli-spawn", "scripted-spawn"])
-@pytest.mark.xfail(strict=True, reason="needs session fix: _describe must find an OSError "
-                   "EMFILE/ENFILE in the exception (or its __cause__/__context__) and say "
-                   "'cannot start the Claude Code CLI: no file descriptor left (too many open "
-                   "files); close some sessions or files, or raise the limit (ulimit -n) and "
-                   "restart the kernel' (today: 'the Claude Code CLI failed: [Errno 24] ...')")
 def test_no_file_descriptor_left_at_cli_start(kernel: Kernel, workdir: Path,
                                               scripted: bool) -> None:
     # a turn first, so the SDK and the log are warm and the failure is at the process start
@@ -626,11 +605,6 @@ def _files(root: Path, skip: tuple[Path, ...] = ()) -> set[str]:
     return out
 
 
-@pytest.mark.xfail(strict=True, reason="needs session fix: the CLI leaves $TMPDIR/claude-<uid>/"
-                   "... and $TMPDIR/cc-socks/<pid>.sock after a clean exit; Session._start must "
-                   "give it a private TMPDIR (plan_widgets.agent.scratch.ScratchDir: "
-                   "env.update(scratch.env())) and _main's finally must scratch.remove() after "
-                   "the CLI has exited")
 def test_clean_stop_leaves_no_temporary_file(tmp_path: Path, workdir: Path) -> None:
     tmp = tmp_path / "tmp"
     tmp.mkdir()

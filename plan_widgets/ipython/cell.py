@@ -16,6 +16,8 @@ from typing import Any
 
 from IPython.display import display
 
+from ..agent import wording
+from ..agent.tasks import spawn
 from ..model.errors import OptionError, SessionError
 from . import registry as _registry
 from .output import in_kernel, show
@@ -121,7 +123,11 @@ async def _wait(session: Any, turn: Any, view: Any, handle: Any, kernel: bool) -
         else:  # in a terminal, wait for the whole turn (decisions at the prompt)
             await turn
     except (KeyboardInterrupt, asyncio.CancelledError):
-        if session.withdraw(turn):  # still waiting for its turn: it must never run later
+        if not session.connected and session.withdraw(turn, wording.INTERRUPTED_STARTING):
+            spawn(session.close())  # a CLI still starting is stopped, never left half-up
+            view.error(wording.INTERRUPTED_STARTING)
+            print(wording.INTERRUPTED_STARTING)
+        elif session.withdraw(turn):  # still waiting for its turn: it must never run later
             view.error("Interrupted before it started: this prompt was not sent.")
             print("Interrupted: this prompt was not sent.")
         else:
