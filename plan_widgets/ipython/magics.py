@@ -15,7 +15,7 @@ from typing import Any
 
 from IPython.core import magic_arguments
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
-from IPython.display import HTML, display
+from IPython.display import HTML
 from traitlets import Bool, CFloat, Enum, TraitError, Unicode, validate
 
 from ..model.errors import OptionError, SessionError
@@ -213,12 +213,12 @@ async def run_cell(line: str, body: str, background: bool = False) -> None:
         print(f"A decision is pending ({blocked.kind}); this prompt runs after it"
               + (". Its card again (either copy decides):" if kernel else "."))
     if kernel:
-        from ..widgets import WidgetTurnView, card_for
+        from ..widgets import WidgetTurnView, show_card
 
         if blocked is not None:  # its card may be gone (this cell re-run, its output cleared)
-            display(card_for(blocked))
+            show_card(blocked)
         view: Any = WidgetTurnView(session, body, _registry.control_bar(session))
-        handle = display(view.mimebundle(), raw=True, display_id=True)
+        handle = view.show()  # the control bar, then the turn (static once it has ended)
     else:
         from .textview import TextTurnView
 
@@ -231,10 +231,10 @@ async def run_cell(line: str, body: str, background: bool = False) -> None:
             print(f"%%claude: {e}", file=sys.stderr)
         else:
             view.error(str(e)[:1].upper() + str(e)[1:] + ".")
-            _refresh(handle, view)
+            view.turn_done()
         return
-    if handle is not None:  # the saved notebook's text fallback shows the whole turn
-        turn.add_done_callback(lambda _t: _refresh(handle, view))
+    if handle is not None:  # once ended, the turn's output becomes static (widgets closed)
+        turn.add_done_callback(lambda _t: view.turn_done())
     if background or args.background or (m is not None and not m.wait):
         return
     if blocked is not None:
