@@ -287,7 +287,7 @@ class PlanCard(Card):
     def __init__(self, decision: PlanDecision) -> None:
         head = html_output(_plan_head(decision), layout=shared("full"))
         self.feedback = w.Textarea(placeholder="What should change? (feedback for the agent)",
-                                   **look("feedback", "text"))
+                                   rows=3, **look("full", "text"))
         self.approve_button = w.Button(description="Approve", button_style="success",
                                        icon="check", tooltip=f"Back to {decision.resting_mode}",
                                        **look("auto", "button"))

@@ -13,7 +13,7 @@ from IPython.display import display
 
 from ..agent.tasks import spawn
 from ..render.markdown import escape, html_block
-from .shared import close_tree, look, shared
+from .shared import close_tree, look, shared, warm
 
 if TYPE_CHECKING:
     from ..agent.session import Session
@@ -44,6 +44,7 @@ class ControlBar(w.HBox):
 
     def __init__(self, session: Session, **kwargs: Any) -> None:
         self.session = session
+        warm()  # the cards' shared models, once per kernel, before any card is waited for
         self.toggle = w.ToggleButton(
             value=False, description="Plan mode", icon="map", tooltip="Toggle plan mode live",
             **look("auto", "toggle"),

@@ -26,7 +26,6 @@ _FACTORIES: dict[str, Callable[[], w.Widget]] = {
     "auto": lambda: w.Layout(width="auto"),
     "full": lambda: w.Layout(width="100%"),
     "half": lambda: w.Layout(flex="1 1 240px"),
-    "feedback": lambda: w.Layout(width="100%", height="60px"),
     "bar": lambda: w.Layout(align_items="center", flex_flow="row wrap"),
     **{f"card-{kind}": (lambda c=color: w.Layout(border=f"2px solid {c}", **_CARD_BOX))
        for kind, color in CARD_COLORS.items()},
@@ -46,6 +45,14 @@ def shared(name: str) -> w.Widget:
     if obj is None or obj.comm is None:  # first use, or closed (Widget.close_all)
         obj = _SHARED[name] = _FACTORIES[name]()
     return obj
+
+
+def warm() -> None:
+    """Open the shared models the cards use, ahead of the first card (a card then shows after
+    only its own models; see docs/benchmarks.md, figure 2)."""
+    for name in ("full", "half", "text", "html", "button", "auto", "checkbox", "description",
+                 *(f"card-{kind}" for kind in CARD_COLORS)):
+        shared(name)
 
 
 def look(layout: str = "layout", style: str | None = None) -> dict[str, w.Widget]:
