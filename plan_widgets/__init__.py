@@ -16,6 +16,7 @@ History: each session appends its events to ``<cwd>/.plan_widgets/sessions/<id>.
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 from .ipython.registry import get, session, sessions
@@ -23,7 +24,10 @@ from .model.options import SessionOptions
 
 if TYPE_CHECKING:
     from .agent.decisions import Decision, PlanDecision, QuestionDecision, ToolDecision
-    from .agent.session import Session, Turn
+    from .agent.session import Session
+    from .agent.turn import Turn
+
+logging.getLogger(__name__).addHandler(logging.NullHandler())  # the app decides where logs go
 
 __version__ = "0.1.0"
 __all__ = [
@@ -46,7 +50,7 @@ __all__ = [
 
 _LAZY = {
     "Session": ".agent.session",
-    "Turn": ".agent.session",
+    "Turn": ".agent.turn",
     "Decision": ".agent.decisions",
     "PlanDecision": ".agent.decisions",
     "QuestionDecision": ".agent.decisions",

@@ -145,7 +145,7 @@ def test_commands_say_what_they_did_and_a_closed_session_says_so(kernel: Kernel)
 
 def test_a_dead_session_says_so(kernel: Kernel) -> None:
     sid = start_session(kernel)
-    pid = int(kernel.eval("plan_widgets.get()._client._transport._process.pid"))
+    pid = int(kernel.eval("plan_widgets.get().cli_pid"))
     os.kill(pid, signal.SIGKILL)
     kernel.wait_until(lambda: kernel.eval("plan_widgets.get().status") == "'dead'", 30,
                       "the session to be dead")

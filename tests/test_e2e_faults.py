@@ -73,7 +73,7 @@ def test_cli_killed_mid_turn(kernel: Kernel, workdir: Path) -> None:
     old_id = kernel.eval("plan_widgets.get().session_id").strip("'")
     # the session's CLI: a child process of the kernel running the bundled `claude`
     kernel_pid = int(kernel.eval("__import__('os').getpid()"))
-    pid = int(kernel.eval("plan_widgets.get()._client._transport._process.pid"))
+    pid = int(kernel.eval("plan_widgets.get().cli_pid"))
     argv = _children(kernel_pid).get(pid)
     assert argv and Path(argv[0]).name == "claude", argv
     os.kill(pid, signal.SIGKILL)
@@ -183,7 +183,7 @@ def test_connection_refused_is_one_clear_line(kernel: Kernel) -> None:
 
 def test_scripted_model_gone_is_one_clear_line(kernel: Kernel) -> None:
     kernel.execute("%%claude --scripted fault_order.yaml\nfirst prompt")
-    kernel.execute("await plan_widgets.get()._scripted.astop()")
+    kernel.execute("await plan_widgets.get().life.scripted.astop()")
     out = kernel.execute("%%claude\nsecond prompt")
     assert "Traceback" not in out["text"]
     errors = kernel.wait_until(lambda: error_lines(kernel), 30, "an error line")
@@ -229,7 +229,7 @@ def test_run_all_with_a_pending_decision_never_deadlocks(kernel: Kernel, workdir
 def test_cli_that_stops_answering_is_declared_dead(kernel: Kernel, workdir: Path) -> None:
     kernel.execute("%%claude --scripted fault_slow.yaml --background\nbe slow")
     kernel.wait_until(lambda: requests_of(workdir), 60, "the model request")
-    pid = int(kernel.eval("plan_widgets.get()._client._transport._process.pid"))
+    pid = int(kernel.eval("plan_widgets.get().cli_pid"))
     os.kill(pid, signal.SIGSTOP)  # hung: alive, but it answers nothing, not even an interrupt
     try:
         kernel.execute("%claude interrupt")

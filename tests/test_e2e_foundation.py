@@ -77,7 +77,7 @@ def test_settings_reach_the_cli(workdir: Path) -> None:
         assert k.eval("plan_widgets.get().model") == "'claude-test-model-1'"
         assert k.eval("plan_widgets.get().mode") == "'acceptEdits'"
         # the CLI process really has the kernel's CLAUDE_* setting in its environment
-        env = k.eval("plan_widgets.get()._cli_env.get('CLAUDE_CODE_MAX_OUTPUT_TOKENS')")
+        env = k.eval("plan_widgets.get().cli_env.get('CLAUDE_CODE_MAX_OUTPUT_TOKENS')")
         assert env == "'1234'"
         # the scripted endpoint went to the CLI only, never into the kernel's environment
         assert k.eval("__import__('os').environ.get('ANTHROPIC_BASE_URL')") == "None"

@@ -39,7 +39,7 @@ def test_close_ends_the_running_turn(kernel: Kernel, workdir: Path) -> None:
     kernel.execute("%%claude --scripted fault_slow.yaml --background\nbe slow")
     kernel.wait_until(lambda: requests_of(workdir), 60, "the model request")
     out = kernel.execute(
-        "import asyncio\ns = plan_widgets.get()\nt = s._turn\nawait s.close(timeout=30)\n"
+        "import asyncio\ns = plan_widgets.get()\nt = s.current_turn\nawait s.close(timeout=30)\n"
         "print(t.done, t.error)\nprint(await asyncio.wait_for(t, 5) is t)",
         timeout=60)
     assert "True the session was closed during this turn" in out["text"], out["text"]
@@ -107,7 +107,7 @@ def test_bad_values_on_a_live_session_are_one_line(kernel: Kernel) -> None:
     assert kernel.eval("plan_widgets.get().options.approval_timeout") == "1800.0"
     out = kernel.execute("await plan_widgets.get().set_mode('yolo')", allow_error=True)
     assert "unknown mode 'yolo'" in out["text"]
-    assert kernel.eval("plan_widgets.get()._gate_plan") == "False"
+    assert kernel.eval("plan_widgets.get().plan_in_force") == "False"
 
 
 def test_closing_line_shows_the_turns_cost_and_the_sessions(kernel: Kernel) -> None:

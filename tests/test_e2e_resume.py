@@ -205,8 +205,8 @@ def test_resume_in_a_cell_and_from_code(workdir: Path) -> None:
         assert k.eval("s.state.turns") == "4"
         assert float(k.eval("s.state.cost_usd")) > cost
         # the live session and the log agree: a fold of the file is the session's state
-        k.execute("from plan_widgets.store import read_events\nfrom plan_widgets.model.events "
-                  "import fold\nf = fold(read_events(s._log.path))")
+        k.execute("from plan_widgets.store import read_events\nfrom plan_widgets.model "
+                  "import fold\nf = fold(read_events(s.log_path))")
         assert k.eval("f.as_dict() == s.state.as_dict()") == "True"
     finally:
         stop(k)

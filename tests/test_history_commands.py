@@ -12,12 +12,15 @@ from typing import Any
 import pytest
 
 from plan_widgets import model as ev
-from plan_widgets import store as _store
 from plan_widgets.ipython import commands as _commands
+from plan_widgets.ipython import output as _output
 from plan_widgets.ipython import registry as _registry
-from plan_widgets.ipython.magics import _Usage
+from plan_widgets.ipython.usage import Usage as _Usage
 from plan_widgets.model.errors import OptionError
+from plan_widgets.render.history import history_lines
 from plan_widgets.store import LOG_DIR_ENV, EventLog, resume_options
+from plan_widgets.store import index as _index
+from plan_widgets.widgets import history_widget
 
 HOSTILE = '<img src=x onerror="window.pwned=1"> & <script>alert(1)</script>'
 
@@ -40,7 +43,7 @@ def _clean(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def shown(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, str]]:
     out: list[dict[str, str]] = []
-    monkeypatch.setattr(_commands, "display", lambda obj, raw=False: out.append(obj))
+    monkeypatch.setattr(_output, "display", lambda obj, raw=False: out.append(obj))
     return out
 
 
@@ -163,7 +166,7 @@ def test_an_unreadable_log_is_one_clear_line(tmp_path: Path,
     def denied(path: Any) -> Any:
         raise PermissionError(13, "Permission denied", str(path))
 
-    monkeypatch.setattr(_store, "read_events", denied)
+    monkeypatch.setattr(_index, "read_events", denied)
     with pytest.raises(OptionError) as info:
         _commands.run(Magics(tmp_path), "cost aaaa")
     assert str(info.value) == ("%claude cost: cannot read the event log: [Errno 13] "
@@ -237,7 +240,7 @@ def test_history_of_a_crashed_session_shows_nothing_answerable(tmp_path: Path) -
     events = write_session(tmp_path, "aaaa-1111")
     events.append(ev.PlanDecided(decision_id="pb", outcome="expired", by="restart", seq=99))
     state = ev.fold(events)
-    lines = _commands.history_lines(events, state)
+    lines = history_lines(events, state)
     assert lines[0].startswith("turn 1 at ") and lines[0].endswith("[success]")
     assert lines[1].endswith("[unfinished]")
     assert lines[2] == "plan pa (turn 1): Approved (then mode acceptEdits) - # Plan A"
@@ -250,7 +253,7 @@ def test_history_widget_is_read_only_and_escaped(tmp_path: Path) -> None:
 
     events = write_session(tmp_path, "aaaa-1111")
     events.append(ev.PlanDecided(decision_id="pb", outcome="expired", by="restart", seq=99))
-    view = _commands.history_widget(events, ev.fold(events))
+    view = history_widget(events, ev.fold(events))
     stack: list[Any] = [view]
     html: list[str] = []
     while stack:
@@ -266,3 +269,53 @@ def test_history_widget_is_read_only_and_escaped(tmp_path: Path) -> None:
     assert "<img" not in page and "<script" not in page and "&lt;img" in page
     assert "Expired: the kernel restarted before an answer" in page
     assert "<h1>Plan B</h1>" in page
+
+
+class Started:
+    """What the registry starts in place of a real session: it records its options and reads
+    no log (the real session reads the log once more, to fold it back into its state)."""
+
+    def __init__(self, options: Any) -> None:
+        self.options = options
+        self.name = options.name
+        self.session_id = options.resume
+        self.events: list[Any] = []
+        self.state = ev.fold([])
+        self.dead = None
+        self.closed = False
+
+
+def test_resume_reads_the_log_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                   capsys: pytest.CaptureFixture[str]) -> None:
+    from plan_widgets.agent import session as _session
+
+    script = tmp_path / "s.yaml"
+    script.write_text("steps: [{reply: [{text: hi}]}]\n")
+    for i, sid in enumerate(["aaaa-1111", "bbbb-2222", "cccc-3333"]):
+        write_session(tmp_path, sid, ts=1.0e9 + 100 * i, cwd=str(tmp_path), scripted=str(script))
+    reads: list[str] = []
+    real = _index.read_events
+
+    def counted(path: Any) -> Any:
+        reads.append(Path(path).name)
+        return real(path)
+
+    monkeypatch.setattr(_index, "read_events", counted)
+    monkeypatch.setattr(_session, "Session", Started)
+
+    _commands.run(Magics(tmp_path), "resume aaaa")  # before: 3 reads here, 4 with the session's
+    assert reads == ["aaaa-1111.jsonl"]
+    s: Any = _registry.get("default")
+    assert (s.options.resume, s.options.mode, s.options.scripted) == (
+        "aaaa-1111", "acceptEdits", str(script))
+    assert "Resumed session aaaa-1111 as 'default'" in capsys.readouterr().out
+
+    reads.clear()
+    monkeypatch.setattr(_registry, "_sessions", {})
+    _commands.run(Magics(tmp_path), "resume")  # the newest: each log read once
+    assert sorted(reads) == ["aaaa-1111.jsonl", "bbbb-2222.jsonl", "cccc-3333.jsonl"]
+    assert _registry.get("default").options.resume == "cccc-3333"  # type: ignore[union-attr]
+
+    reads.clear()  # %%claude --resume and plan_widgets.session(resume=...): once as well
+    assert _registry.resumed({"resume": "bbbb", "log_dir": str(tmp_path)})["mode"] == "acceptEdits"
+    assert reads == ["bbbb-2222.jsonl"]

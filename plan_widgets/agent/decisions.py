@@ -3,21 +3,29 @@
 Each decision wraps one pending ``can_use_tool`` callback. It resolves exactly once, by the
 user (a card's button or code), by a timeout, by an interrupt, or by the session closing.
 Only an explicit user action can approve; every other ending denies.
+
+What differs between the kinds lives in the kind's class, in one place: the event that logs
+the question (:meth:`Decision.asked_event`) and the one that logs its outcome
+(:meth:`Decision.decided_event`), and the answer the CLI gets (:meth:`Decision.cli_answer`).
+:data:`KINDS` maps a kind's name to its class.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
+from .. import model as ev
+from ..model.events import Actor, DecisionKind
 from ..model.options import RESTING_MODES
+from .seam import Allow, Answer, Deny
 
-DecisionKind = Literal["plan", "question", "tool"]
-Actor = Literal["user", "code", "timeout", "interrupt", "close", "cli", "gate", "restart"]
+log = logging.getLogger("plan_widgets")
 Decider = Literal["user", "code"]
 """Who may grant: a click on a card, or the notebook's own code."""
 
@@ -51,7 +59,9 @@ class Outcome:
 class Decision:
     """A decision the agent is waiting for. Resolve it once; later calls change nothing."""
 
-    kind: DecisionKind = "tool"
+    kind: ClassVar[DecisionKind] = "tool"
+    unanswered: ClassVar[str] = "the request was not granted."
+    """What the model is told when no answer came (after "No answer; ")."""
 
     def __init__(self, *, tool_use_id: str | None = None) -> None:
         self.id: str = uuid.uuid4().hex[:12]
@@ -86,7 +96,7 @@ class Decision:
             try:
                 fn()
             except Exception:
-                pass
+                log.exception("a decision watcher failed")
 
     def _resolve(self, outcome: Outcome) -> bool:
         if outcome.granted and outcome.by not in ("user", "code"):
@@ -100,7 +110,7 @@ class Decision:
             try:
                 fn(self)
             except Exception:  # a broken listener must not lose the decision
-                pass
+                log.exception("a decision listener failed")
         self._listeners.clear()
         self._notify()
         return True
@@ -125,6 +135,38 @@ class Decision:
         """Cancel the decision (interrupt, close, or the CLI withdrew it): it denies."""
         return self._resolve(Outcome("cancelled", by))
 
+    # -- what differs by kind --------------------------------------------------------------
+    def asked_event(self) -> ev.Event:
+        """The log event that records this decision being asked."""
+        raise NotImplementedError
+
+    def decided_event(self) -> ev.Event:
+        """The log event that records how this decision ended."""
+        raise NotImplementedError
+
+    @classmethod
+    def expired_event(cls, decision_id: str) -> ev.Event:
+        """The log event for a decision that a dead kernel left pending (resume)."""
+        raise NotImplementedError
+
+    def granted_answer(self, outcome: Outcome) -> Answer:
+        """The CLI's answer for a granted or refused outcome (not for expired/cancelled)."""
+        raise NotImplementedError
+
+    def cli_answer(self, approval_timeout: float) -> Answer:
+        """The answer the CLI gets for this decision's outcome: only a user's or code's grant
+        allows; a timeout, an interrupt or a close denies (and tells the model why)."""
+        o = self.outcome
+        assert o is not None
+        if o.status not in ("expired", "cancelled"):
+            return self.granted_answer(o)
+        if o.status == "expired" and o.by == "timeout":
+            return Deny(f"No answer came from the user within {approval_timeout:g} s; "
+                        f"{self.unanswered} Stop and wait for the user.")
+        if o.by in ("interrupt", "close", "cli", "restart"):
+            return Deny(f"The user interrupted; {self.unanswered}", interrupt=True)
+        return Deny(f"No answer; {self.unanswered}")
+
     def __repr__(self) -> str:
         state = self.outcome.status if self.outcome else "pending"
         return f"<{type(self).__name__} {self.id} {state}>"
@@ -133,7 +175,8 @@ class Decision:
 class PlanDecision(Decision):
     """A plan proposed with ExitPlanMode, awaiting Approve or Keep planning."""
 
-    kind: DecisionKind = "plan"
+    kind: ClassVar[DecisionKind] = "plan"
+    unanswered: ClassVar[str] = "the plan was NOT approved."
 
     def __init__(
         self, plan: str, plan_file: str | None, resting_mode: str, *, tool_use_id: str | None = None
@@ -161,15 +204,59 @@ class PlanDecision(Decision):
         text = feedback.strip() or KEEP_PLANNING_DEFAULT
         return self._resolve(Outcome("rejected", by, feedback=text))
 
+    def asked_event(self) -> ev.Event:
+        return ev.PlanProposed(decision_id=self.id, plan=self.plan, plan_file=self.plan_file,
+                               tool_use_id=self.tool_use_id)
+
+    def decided_event(self) -> ev.Event:
+        o = self.outcome
+        assert o is not None
+        return ev.PlanDecided(decision_id=self.id, outcome=o.status,  # type: ignore[arg-type]
+                              feedback=o.feedback, by=o.by,
+                              mode_after=o.mode if o.status == "approved" else None)
+
+    @classmethod
+    def expired_event(cls, decision_id: str) -> ev.Event:
+        return ev.PlanDecided(decision_id=decision_id, outcome="expired", by="restart")
+
+    def granted_answer(self, outcome: Outcome) -> Answer:
+        if outcome.status == "approved" and outcome.by in ("user", "code"):
+            return Allow(mode=outcome.mode or self.resting_mode)
+        return Deny(outcome.feedback or "")
+
 
 class QuestionDecision(Decision):
     """Questions asked with AskUserQuestion."""
 
-    kind: DecisionKind = "question"
+    kind: ClassVar[DecisionKind] = "question"
+    unanswered: ClassVar[str] = "the questions were not answered."
 
-    def __init__(self, questions: list[dict[str, Any]], *, tool_use_id: str | None = None) -> None:
+    def __init__(self, questions: list[dict[str, Any]], *, tool_use_id: str | None = None,
+                 tool_input: dict[str, Any] | None = None) -> None:
         super().__init__(tool_use_id=tool_use_id)
         self.questions = questions
+        self.tool_input = dict(tool_input or {"questions": questions})
+        """The tool's input as asked (the answer goes back inside it)."""
+
+    def asked_event(self) -> ev.Event:
+        return ev.QuestionAsked(decision_id=self.id, questions=self.questions,
+                                tool_use_id=self.tool_use_id)
+
+    def decided_event(self) -> ev.Event:
+        o = self.outcome
+        assert o is not None
+        return ev.QuestionAnswered(decision_id=self.id, outcome=o.status,  # type: ignore[arg-type]
+                                   answers=o.answers or {}, notes=o.notes or {}, by=o.by)
+
+    @classmethod
+    def expired_event(cls, decision_id: str) -> ev.Event:
+        return ev.QuestionAnswered(decision_id=decision_id, outcome="expired", by="restart")
+
+    def granted_answer(self, outcome: Outcome) -> Answer:
+        answered: dict[str, Any] = {**self.tool_input, "answers": dict(outcome.answers or {})}
+        if outcome.notes:
+            answered["annotations"] = {q: {"notes": n} for q, n in outcome.notes.items()}
+        return Allow(input=answered)
 
     def answer(
         self,
@@ -211,7 +298,7 @@ class QuestionDecision(Decision):
 class ToolDecision(Decision):
     """A tool call that the resting permission mode asks about."""
 
-    kind: DecisionKind = "tool"
+    kind: ClassVar[DecisionKind] = "tool"
 
     def __init__(
         self,
@@ -226,7 +313,31 @@ class ToolDecision(Decision):
         self.tool = tool
         self.input = input
         self.suggestions = suggestions
+        """The CLI's suggested rules for "always allow" (plain dicts)."""
         self.title = title
+
+    @property
+    def unanswered(self) -> str:  # type: ignore[override]
+        return f"{self.tool} was not allowed."
+
+    def asked_event(self) -> ev.Event:
+        return ev.ToolRequested(decision_id=self.id, tool=self.tool, input=self.input,
+                                suggestions=list(self.suggestions), tool_use_id=self.tool_use_id)
+
+    def decided_event(self) -> ev.Event:
+        o = self.outcome
+        assert o is not None
+        return ev.ToolDecided(decision_id=self.id, outcome=o.status,  # type: ignore[arg-type]
+                              reason=o.feedback, by=o.by)
+
+    @classmethod
+    def expired_event(cls, decision_id: str) -> ev.Event:
+        return ev.ToolDecided(decision_id=decision_id, outcome="expired", by="restart")
+
+    def granted_answer(self, outcome: Outcome) -> Answer:
+        if outcome.status in ("allowed", "always"):
+            return Allow(always=outcome.status == "always")
+        return Deny(outcome.feedback or "The user denied this tool call.")
 
     def allow(self, always: bool = False, *, by: Decider = "code") -> bool:
         """Allow this call; ``always=True`` also applies the CLI's suggested rules."""
@@ -237,3 +348,42 @@ class ToolDecision(Decision):
     def deny(self, reason: str = "", *, by: Decider = "code") -> bool:
         """Deny this call, telling the model ``reason``."""
         return self._resolve(Outcome("denied", by, feedback=reason.strip() or None))
+
+
+KINDS: dict[str, type[Decision]] = {
+    cls.kind: cls for cls in (PlanDecision, QuestionDecision, ToolDecision)
+}
+"""Each decision kind's class, by its name."""
+
+
+class DecisionBook:
+    """The decisions of one session, oldest first; the one place that ends open ones."""
+
+    def __init__(self) -> None:
+        self.all: list[Decision] = []
+
+    def add(self, decision: Decision) -> None:
+        """Record a new decision; a new plan supersedes the earlier ones."""
+        if isinstance(decision, PlanDecision):
+            for old in self.all:
+                if isinstance(old, PlanDecision):
+                    old.supersede()
+        self.all.append(decision)
+
+    def open(self) -> list[Decision]:
+        """The decisions still waiting, oldest first."""
+        return [d for d in self.all if not d.done]
+
+    @property
+    def pending(self) -> Decision | None:
+        """The oldest decision still waiting, or None."""
+        return next((d for d in self.all if not d.done), None)
+
+    def end_open(self, by: Actor, *, expire: bool = False, only: Decision | None = None) -> int:
+        """End every open decision (or only ``only``) unanswered: cancelled, or expired
+        (``expire``: its callback is gone). Never approves. Returns how many ended."""
+        ended = 0
+        for d in self.open():
+            if only is None or d is only:
+                ended += d.expire(by) if expire else d.cancel(by)
+        return ended

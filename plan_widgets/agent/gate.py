@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from .decisions import Decision, Outcome, PlanDecision, QuestionDecision, ToolDecision
-
-if TYPE_CHECKING:
-    from .session import Session
+from ..model.options import SessionOptions
+from .decisions import Decision, PlanDecision, QuestionDecision, ToolDecision
+from .seam import Allow, Answer, Deny, PermissionRequest
 
 PLAN_MODE_REFUSAL = (
     "Plan mode is on: nothing may change before the user approves a plan. Do not write, edit "
@@ -27,7 +27,8 @@ EMPTY_PLAN_REFUSAL = (
     "No plan was written. Write the complete plan (Markdown, starting with a # heading) to "
     "the plan file first, then call ExitPlanMode again."
 )
-EDIT_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit"}
+EDIT_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
+"""The tools that edit files (what acceptEdits allows, and what may write a plan file)."""
 
 
 def _claude_dir() -> Path:
@@ -35,7 +36,7 @@ def _claude_dir() -> Path:
     return Path(base) if base else Path.home() / ".claude"
 
 
-def is_plan_file(path: str | None, env: dict[str, str] | None = None) -> bool:
+def is_plan_file(path: str | None, env: Mapping[str, str] | None = None) -> bool:
     """Whether ``path`` is one of the CLI's own plan files (``<claude dir>/plans/*.md``)."""
     if not path:
         return False
@@ -54,7 +55,7 @@ def is_plan_file(path: str | None, env: dict[str, str] | None = None) -> bool:
 
 
 def read_plan(tool_input: dict[str, Any],
-              env: dict[str, str] | None = None) -> tuple[str, str | None]:
+              env: Mapping[str, str] | None = None) -> tuple[str, str | None]:
     """The plan Markdown and its file: ``plan`` first, then the plan file (older CLIs).
 
     The file is read only if it is one of the CLI's own plan files: the path is tool input,
@@ -72,120 +73,82 @@ def read_plan(tool_input: dict[str, Any],
     )
 
 
+class GateHost(Protocol):
+    """What the gate needs from its session (and nothing else)."""
+
+    @property
+    def options(self) -> SessionOptions: ...
+    @property
+    def plan_in_force(self) -> bool: ...
+    @property
+    def cli_env(self) -> Mapping[str, str]: ...
+
+    def open_decision(self, decision: Decision) -> None:
+        """Log the decision, show its card, and count it as pending."""
+
+    def decision_closed(self, decision: Decision) -> None:
+        """The callback that waited for ``decision`` is done."""
+
+    def end_decisions(self, by: str, *, only: Decision | None = None) -> None:
+        """End open decisions unanswered (here: the CLI withdrew a request)."""
+
+    def note_refusal(self, tool: str, tool_input: dict[str, Any]) -> None:
+        """Plan mode refused a tool: log it and tell the user."""
+
+    def note_empty_plan(self) -> None:
+        """The agent presented an empty plan and was sent back."""
+
+    async def leaving_plan(self, mode: str) -> None:
+        """An approved plan leaves plan mode into ``mode``: stop refusing at once."""
+
+
 class Gate:
     """Translates the CLI's permission requests into decisions, and decisions into answers."""
 
-    def __init__(self, session: Session) -> None:
-        self.session = session
+    def __init__(self, host: GateHost) -> None:
+        self.host = host
 
-    async def __call__(self, tool_name: str, tool_input: dict[str, Any], ctx: Any) -> Any:
-        from claude_agent_sdk import PermissionResultDeny
-
-        s = self.session
+    async def __call__(self, request: PermissionRequest) -> Answer:
+        decision = self._screen(request)
+        if not isinstance(decision, Decision):
+            return decision
         try:
-            if tool_name == "ExitPlanMode":
-                return await self._plan(tool_input, ctx)
-            if tool_name == "AskUserQuestion":
-                return await self._question(tool_input, ctx)
-            if s._plan_in_force():
-                path = tool_input.get("file_path") or tool_input.get("notebook_path")
-                if tool_name in EDIT_TOOLS and is_plan_file(path, s._cli_env):
-                    from claude_agent_sdk import PermissionResultAllow
-
-                    return PermissionResultAllow()
-                s._note_refusal(tool_name, tool_input)
-                return PermissionResultDeny(message=PLAN_MODE_REFUSAL)
-            return await self._tool(tool_name, tool_input, ctx)
+            answer = await self._wait(decision)
         except asyncio.CancelledError:
             # The CLI withdrew the request (control_cancel_request) or the session closed.
-            for d in list(s._open_decisions()):
-                if d.tool_use_id == getattr(ctx, "tool_use_id", None):
-                    d.cancel("cli")
+            self.host.end_decisions("cli", only=decision)
             raise
+        if isinstance(answer, Allow) and answer.mode is not None:
+            await self.host.leaving_plan(answer.mode)
+        return answer
 
-    async def _wait(self, decision: Decision) -> Outcome:
-        s = self.session
-        s._open_decision(decision)
+    def _screen(self, r: PermissionRequest) -> Decision | Answer:
+        """The decision to put to the user, or the gate's own answer."""
+        h = self.host
+        if r.tool == "ExitPlanMode":
+            plan, plan_file = read_plan(r.input, h.cli_env)
+            if not plan.strip():
+                h.note_empty_plan()
+                return Deny(EMPTY_PLAN_REFUSAL)
+            return PlanDecision(plan, plan_file, h.options.mode, tool_use_id=r.tool_use_id)
+        if r.tool == "AskUserQuestion":
+            qs = r.input.get("questions")
+            questions = [q for q in qs if isinstance(q, dict)] if isinstance(qs, list) else []
+            return QuestionDecision(questions, tool_use_id=r.tool_use_id, tool_input=r.input)
+        if h.plan_in_force:
+            path = r.input.get("file_path") or r.input.get("notebook_path")
+            if r.tool in EDIT_TOOLS and is_plan_file(path, h.cli_env):
+                return Allow()
+            h.note_refusal(r.tool, r.input)
+            return Deny(PLAN_MODE_REFUSAL)
+        return ToolDecision(r.tool, r.input, list(r.suggestions), tool_use_id=r.tool_use_id,
+                            title=r.title)
+
+    async def _wait(self, decision: Decision) -> Answer:
+        h = self.host
+        h.open_decision(decision)
         try:
-            return await decision.wait(s.options.approval_timeout)
+            await decision.wait(h.options.approval_timeout)
         finally:
-            s._decision_closed(decision)
-
-    def _no(self, outcome: Outcome, what: str) -> Any:
-        from claude_agent_sdk import PermissionResultDeny
-
-        if outcome.status == "expired" and outcome.by == "timeout":
-            secs = self.session.options.approval_timeout
-            return PermissionResultDeny(
-                message=f"No answer came from the user within {secs:g} s; {what} Stop and wait "
-                "for the user."
-            )
-        if outcome.by in ("interrupt", "close", "cli", "restart"):
-            return PermissionResultDeny(
-                message=f"The user interrupted; {what}", interrupt=True
-            )
-        return PermissionResultDeny(message=f"No answer; {what}")
-
-    async def _plan(self, tool_input: dict[str, Any], ctx: Any) -> Any:
-        from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny, PermissionUpdate
-
-        s = self.session
-        plan, plan_file = read_plan(tool_input, self.session._cli_env)
-        if not plan.strip():
-            s._note_empty_plan(plan_file)
-            return PermissionResultDeny(message=EMPTY_PLAN_REFUSAL)
-        decision = PlanDecision(
-            plan, plan_file, s.options.mode, tool_use_id=getattr(ctx, "tool_use_id", None)
-        )
-        outcome = await self._wait(decision)
-        if outcome.status == "approved" and outcome.by in ("user", "code"):
-            mode = outcome.mode or s.options.mode
-            await s._leaving_plan(mode)
-            return PermissionResultAllow(
-                updated_permissions=[
-                    PermissionUpdate(type="setMode", mode=mode, destination="session")  # type: ignore[arg-type]
-                ]
-            )
-        if outcome.status == "rejected":
-            return PermissionResultDeny(message=outcome.feedback or "")
-        return self._no(outcome, "the plan was NOT approved.")
-
-    async def _question(self, tool_input: dict[str, Any], ctx: Any) -> Any:
-        from claude_agent_sdk import PermissionResultAllow
-
-        questions = tool_input.get("questions")
-        if not isinstance(questions, list):
-            questions = []
-        decision = QuestionDecision(
-            [q for q in questions if isinstance(q, dict)],
-            tool_use_id=getattr(ctx, "tool_use_id", None),
-        )
-        outcome = await self._wait(decision)
-        if outcome.status == "answered":
-            answered: dict[str, Any] = {**tool_input, "answers": dict(outcome.answers or {})}
-            if outcome.notes:
-                answered["annotations"] = {q: {"notes": n} for q, n in outcome.notes.items()}
-            return PermissionResultAllow(updated_input=answered)
-        return self._no(outcome, "the questions were not answered.")
-
-    async def _tool(self, tool_name: str, tool_input: dict[str, Any], ctx: Any) -> Any:
-        from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny
-
-        suggestions = list(getattr(ctx, "suggestions", None) or [])
-        decision = ToolDecision(
-            tool_name,
-            tool_input,
-            suggestions,
-            tool_use_id=getattr(ctx, "tool_use_id", None),
-            title=getattr(ctx, "title", None),
-        )
-        outcome = await self._wait(decision)
-        if outcome.status == "allowed":
-            return PermissionResultAllow()
-        if outcome.status == "always":
-            return PermissionResultAllow(updated_permissions=suggestions)
-        if outcome.status == "denied":
-            return PermissionResultDeny(
-                message=outcome.feedback or "The user denied this tool call."
-            )
-        return self._no(outcome, f"{tool_name} was not allowed.")
+            h.decision_closed(decision)
+        return decision.cli_answer(h.options.approval_timeout)

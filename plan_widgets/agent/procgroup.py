@@ -37,23 +37,24 @@ class _AnyioProxy:
         return await self._pw_real.open_process(*args, **kwargs)
 
 
-def _install() -> bool:
-    try:
-        from claude_agent_sdk._internal.transport import subprocess_cli
-    except ImportError:
+def _install(subprocess_cli: Any) -> bool:
+    if subprocess_cli is None:
         return False
     current = getattr(subprocess_cli, "anyio", None)
     if current is None:
         return False
     if not isinstance(current, _AnyioProxy):
-        subprocess_cli.anyio = _AnyioProxy(current)  # type: ignore[attr-defined]
+        subprocess_cli.anyio = _AnyioProxy(current)
     return True
 
 
 @contextlib.contextmanager
-def own_process_group() -> Iterator[None]:
-    """Within this block, a CLI started by this task runs in its own process group."""
-    _install()
+def own_process_group(subprocess_cli: Any) -> Iterator[None]:
+    """Within this block, a CLI started by this task runs in its own process group.
+
+    ``subprocess_cli`` is the SDK's transport module (None if its layout changed: then nothing
+    is patched)."""
+    _install(subprocess_cli)
     token = _OWN_GROUP.set(True)
     try:
         yield

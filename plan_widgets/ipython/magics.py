@@ -1,35 +1,29 @@
-"""``%%claude`` and ``%claude``: argument parsing, configuration, and the awaiting cell.
+"""``%%claude`` and ``%claude``: the magics, their configuration, and the input transformer.
 
 IPython does not await an ``async def`` magic, so ``%%claude`` cells are rewritten by an input
 transformer into ``await run_cell(line, body)``: the cell then waits without blocking the
-event loop, and widget clicks stay live while it waits (ipykernel 7).
+event loop, and widget clicks stay live while it waits (ipykernel 7). What the cell does is
+:mod:`plan_widgets.ipython.cell`; the ``%claude`` commands are
+:mod:`plan_widgets.ipython.commands`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import shlex
 import sys
-import time
 from typing import Any
 
 from IPython.core import magic_arguments
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
-from IPython.display import HTML
 from traitlets import Bool, CFloat, Enum, TraitError, Unicode, validate
 
-from ..model.errors import OptionError, SessionError
+from ..model.errors import OptionError
 from ..model.options import DEFAULT_APPROVAL_TIMEOUT, RESTING_MODES, check_timeout
+from . import cell as _cell
+from . import commands
+from .usage import Usage, parse_cell_line
 
 _TRANSFORM_PREFIX = "%%claude"
-
-
-class _Usage(Exception):
-    """A usage error or a --help request; the message is printed, not raised."""
-
-
-def _parser_exit(self: Any, status: int = 0, message: str | None = None) -> None:
-    raise _Usage(message or "")
 
 
 @magics_class
@@ -107,44 +101,17 @@ class ClaudeMagics(Magics):
             loop.run_until_complete(task)
 
     # -- %claude ---------------------------------------------------------------------------
-    @line_magic("claude")
+    @line_magic("claude")  # type: ignore[arg-type]  # (IPython types it as taking nothing)
     def claude_line(self, line: str) -> Any:
         """%claude status | interrupt | stop | sessions | plan on|off | resume [ID] | log |
         cost [--session NAME]"""
-        from . import commands as _commands
-
         try:
-            return _commands.run(self, line)
-        except (_Usage, OptionError) as e:
+            commands.run(self, line)
+        except (Usage, OptionError) as e:
             msg = str(e).strip()
             if msg:
                 print(msg, file=sys.stderr if not msg.startswith("usage") else sys.stdout)
         return None
-
-
-def _parse(line: str) -> Any:
-    parser = ClaudeMagics.claude.parser  # type: ignore[attr-defined]
-    parser.exit = _parser_exit.__get__(parser)
-    parser.error = lambda message: (_ for _ in ()).throw(  # type: ignore[assignment]
-        _Usage(f"{_usage_line(parser)}\n%%claude: {message} (see %%claude --help)")
-    )
-    try:
-        argv = shlex.split(line)
-    except ValueError as e:
-        raise _Usage(f"%%claude: {e}") from e
-    if any(a in ("-h", "--help") for a in argv):
-        help_text = parser.format_help()
-        body = help_text.split("\n\n", 2)[-1] if help_text.startswith("::") else help_text
-        raise _Usage(f"{_usage_line(parser)}\n\n{body}")
-    return parser.parse_args(argv)
-
-
-def _usage_line(parser: Any) -> str:
-    """``usage: %%claude [--session SESSION] ...`` (IPython's parser formats it as a docstring)."""
-    text = " ".join(parser.format_usage().replace("::", " ").split())
-    if text.startswith("%claude"):
-        text = "%" + text
-    return f"usage: {text}"
 
 
 def _magics() -> ClaudeMagics | None:
@@ -157,116 +124,14 @@ def _magics() -> ClaudeMagics | None:
     return m if isinstance(m, ClaudeMagics) else None
 
 
-def in_kernel() -> bool:
-    """Whether we run in a Jupyter kernel (widgets possible), not terminal IPython."""
-    from IPython import get_ipython
-
-    ip = get_ipython()
-    return ip is not None and getattr(ip, "kernel", None) is not None
-
-
 async def run_cell(line: str, body: str, background: bool = False) -> None:
     """Body of a ``%%claude`` cell: start the turn, show it, and wait until it settles."""
-    from . import registry as _registry
-
     try:
-        args = _parse(line)
-    except _Usage as e:
+        args = parse_cell_line(ClaudeMagics.claude.parser, line)
+    except Usage as e:
         print(str(e).rstrip())
         return
-    if not body.strip():
-        print("%%claude: the prompt is empty: write what Claude should do below the %%claude line",
-              file=sys.stderr)
-        return
-    m = _magics()
-    defaults = {
-        "model": m.model if m else None,
-        "plan_model": m.plan_model if m else None,
-        "mode": m.mode if m else None,
-        "approval_timeout": m.approval_timeout if m else None,
-        "log_dir": m.log_dir if m else None,
-        "scripted": m.scripted if m else None,
-    }
-    wanted = {
-        "model": args.model, "plan_model": args.plan_model, "mode": args.mode, "cwd": args.cwd,
-        "scripted": args.scripted, "approval_timeout": args.approval_timeout,
-        "resume": args.resume,
-    }
-    try:
-        session, notes = await _registry.obtain(args.session, wanted, defaults, new=args.new)
-    except (OptionError, SessionError) as e:
-        print(f"%%claude: {e}", file=sys.stderr)
-        return
-    for n in notes:
-        print(n)
-    if not args.resume:
-        # A new session's owner task spawns its processes first; the widgets are built while
-        # they boot (docs/benchmarks.md, figure 1).
-        await asyncio.sleep(0)
-    kernel = in_kernel()
-    if args.resume and not session.connected:  # just resumed (not already running)
-        from .commands import show_resumed
-
-        show_resumed(session)
-    blocked = session.pending
-    if blocked is not None:
-        print(f"A decision is pending ({blocked.kind}); this prompt runs after it"
-              + (". Its card again (either copy decides):" if kernel else "."))
-    if kernel:
-        from ..widgets import WidgetTurnView, show_card
-
-        if blocked is not None:  # its card may be gone (this cell re-run, its output cleared)
-            show_card(blocked)
-        view: Any = WidgetTurnView(session, body, _registry.control_bar(session))
-        handle = view.show()  # the control bar, then the turn (static once it has ended)
-    else:
-        from .textview import TextTurnView
-
-        view = TextTurnView()
-        handle = None
-    try:
-        turn = session.ask(body, view=view, plan=args.plan)
-    except Exception as e:  # e.g. the session died while starting: say so where it shows
-        if handle is None:
-            print(f"%%claude: {e}", file=sys.stderr)
-        else:
-            view.error(str(e)[:1].upper() + str(e)[1:] + ".")
-            view.turn_done()
-        return
-    if handle is not None:  # once ended, the turn's output becomes static (widgets closed)
-        turn.add_done_callback(lambda _t: view.turn_done())
-    if background or args.background or (m is not None and not m.wait):
-        return
-    if blocked is not None:
-        return
-    waiting = not kernel  # in a terminal, wait for the whole turn (decisions at the prompt)
-    try:
-        if waiting:
-            await turn
-        else:
-            await session.settle(turn)
-    except (KeyboardInterrupt, asyncio.CancelledError):
-        if session.withdraw(turn):  # still waiting for its turn: it must never run later
-            view.error("Interrupted before it started: this prompt was not sent.")
-            print("Interrupted: this prompt was not sent.")
-        else:
-            session.interrupt_nowait()
-            print("Interrupted: the turn was stopped and any pending decision cancelled.")
-    finally:
-        if handle is not None and not turn.done:
-            _refresh(handle, view)
-    if not turn.done and session.pending is not None and kernel:
-        d = session.pending
-        print(f"Waiting for your decision ({d.kind}) on the card above; the turn goes on "
-              f"after it. It expires in {session.options.approval_timeout:g} s.")
-
-
-def _refresh(handle: Any, view: Any) -> None:
-    """Update the cell's display (widget view plus Markdown and text fallbacks)."""
-    try:
-        handle.update(view.mimebundle(), raw=True)
-    except Exception:  # a closed frontend channel must not break the turn
-        pass
+    await _cell.run(args, body, _magics(), background=background)
 
 
 def transform_cell(lines: list[str]) -> list[str]:
@@ -282,13 +147,16 @@ def transform_cell(lines: list[str]) -> list[str]:
     if "$" in line or "{" in line:  # `--cwd $work`, `{expr}`: expanded like any IPython magic
         arg = f"__import__('IPython').get_ipython().var_expand({line!r})"
     return [
-        "await __import__('plan_widgets.ipython.magics', fromlist=['run_cell'])"
-        f".run_cell({arg}, {body!r})\n"
+        f"await __import__({__name__!r}, fromlist=['run_cell']).run_cell({arg}, {body!r})\n"
     ]
 
 
-def _now() -> str:
-    return time.strftime("%H:%M:%S")
+# IPython's check_complete (terminal IPython's Enter key, jupyter console) runs the cleanup
+# transforms first and would see the rewritten, complete `await` line: a lone `%%claude` line
+# then ran at once with an empty prompt. It skips transforms marked with side effects, and then
+# applies its own rule for cell magics: a `%%claude` cell goes on until a blank line, as
+# `%%timeit` does. The cell is still rewritten when it runs. (IPython >= 8 honours the mark.)
+transform_cell.has_side_effects = True  # type: ignore[attr-defined]
 
 
-__all__ = ["ClaudeMagics", "HTML", "run_cell", "transform_cell"]
+__all__ = ["ClaudeMagics", "run_cell", "transform_cell"]

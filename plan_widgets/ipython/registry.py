@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import contextlib
+import logging
 import os
 from typing import TYPE_CHECKING, Any
 
 from ..agent.credentials import NO_CREDENTIALS, has_credentials
 from ..model.errors import OptionError
 from ..model.options import SessionOptions
+from ..store import SessionLog, default_log_dir, resolve_session_id, resumable_log
+
+log = logging.getLogger("plan_widgets")
 
 if TYPE_CHECKING:
     from ..agent.session import Session
@@ -40,12 +43,34 @@ def session(name: str = "default", **options: Any) -> Session:
     ``resume`` of another conversation under a live session's name is refused (close it
     first), and so is a conversation that already runs here under another name.
     """
-    from ..agent.session import Session
-
-    s = _sessions.get(name)
     given = {k: v for k, v in options.items() if v is not None}
     if given.get("resume"):
         given = resumed(given)
+    return _start(name, given)
+
+
+def resume(name: str | None, given: dict[str, Any], *, log: SessionLog | None = None,
+           default_scripted: str | None = None) -> tuple[Session, bool]:
+    """``%claude resume``: start the session ``given["resume"]`` names again, under ``name``
+    (default: the name it last ran under), from its log (``log`` if the caller has read it
+    already; the log is read once either way). ``default_scripted`` applies if neither
+    ``given`` nor the log names a scripted model. Returns the session and True, or the
+    session and False if it already runs in this kernel."""
+    if log is None:
+        log, given = _resume_log(given)
+    options = {**log.resume_options(), **given, "resume": log.session_id}
+    for s in _sessions.values():
+        if s.session_id == log.session_id and not (s.dead or s.closed):
+            return s, False
+    if default_scripted and not options.get("scripted"):
+        options["scripted"] = default_scripted
+    return _start(name or log.name or "default", options), True
+
+
+def _start(name: str, given: dict[str, Any]) -> Session:
+    """:func:`session` once a resumed id is resolved (``given`` holds no None values)."""
+    s = _sessions.get(name)
+    if given.get("resume"):
         _refuse_twice(name, given["resume"])
         if s is not None and s.session_id != given["resume"] and not (s.dead or s.closed):
             raise OptionError(
@@ -54,12 +79,23 @@ def session(name: str = "default", **options: Any) -> Session:
             )
     if s is not None and not (s.dead or s.closed):
         return s
-    opts = SessionOptions(name=name, **given)
-    opts = opts.validated()
+    return _register(_options(name, given))
+
+
+def _options(name: str, given: dict[str, Any]) -> SessionOptions:
+    """A new session's options, checked: bad input and missing credentials are one line."""
+    opts = SessionOptions(name=name, **given).validated()
     if not opts.scripted and not has_credentials(opts.env):
         raise OptionError(NO_CREDENTIALS)
+    return opts
+
+
+def _register(opts: SessionOptions) -> Session:
+    """Start a session and make it the kernel's session of its name."""
+    from ..agent.session import Session
+
     s = Session(opts)
-    _sessions[name] = s
+    _sessions[opts.name] = s
     return s
 
 
@@ -79,27 +115,39 @@ def _started_with(s: Session) -> dict[str, Any]:
             "log_dir": o.log_dir, "env": dict(o.env) or None}
 
 
+def resolve(prefix: str, log_dir: str | os.PathLike[str] | None) -> str | None:
+    """The full id of the session ``prefix`` names, among the logs in ``log_dir`` and the
+    sessions of this kernel (see :func:`plan_widgets.store.resolve_session_id`)."""
+    return resolve_session_id(prefix, log_dir, also=[s.session_id for s in _sessions.values()])
+
+
 def resumed(given: dict[str, Any]) -> dict[str, Any]:
     """Options for resuming ``given["resume"]`` (an id, or the start of one): the full id,
     and what the session was started with (cwd, resting mode, models, scripted model) as its
     log tells, under the options given here. Unknown ids raise OptionError."""
-    from ..store import default_log_dir, resolve_session_id, resume_options
+    log, given = _resume_log(given)
+    return {**log.resume_options(), **given, "resume": log.session_id}
 
+
+def _resume_log(given: dict[str, Any]) -> tuple[SessionLog, dict[str, Any]]:
+    """The log of the session ``given["resume"]`` names, read once, and ``given`` (with the
+    log's folder if it is not where ``cwd`` and ``log_dir`` point)."""
     log_dir = default_log_dir(given.get("cwd"), given.get("log_dir"))
-    sid = resolve_session_id(str(given["resume"]), log_dir)
-    if sid is None and not (given.get("cwd") or given.get("log_dir")):
+    sid = resolve(str(given["resume"]), log_dir)
+    log = resumable_log(sid, log_dir) if sid else None
+    if log is None and sid and not (given.get("cwd") or given.get("log_dir")):
         # a session of this kernel (closed, or dead) logged elsewhere (--cwd): its own log
         for s in _sessions.values():
             path = s.log_path
-            if s.session_id.startswith(str(given["resume"])) and path and path.is_file():
+            if s.session_id == sid and path and path.is_file():
                 log_dir = path.parent
                 given = {**given, "log_dir": str(log_dir)}
-                sid = s.session_id
+                log = resumable_log(sid, log_dir)
                 break
-    if sid is None:
+    if log is None:
         raise OptionError(f"no session {given['resume']!r} in the event logs ({log_dir}); "
                           "%claude sessions lists them")
-    return {**resume_options(sid, log_dir), **given, "resume": sid}
+    return log, given
 
 
 async def obtain(name: str, wanted: dict[str, Any], defaults: dict[str, Any], *,
@@ -110,8 +158,6 @@ async def obtain(name: str, wanted: dict[str, Any], defaults: dict[str, Any], *,
     typo never costs the running session; a successor keeps the old session's options unless
     the cell gives others.
     """
-    from ..agent.session import Session
-
     notes: list[str] = []
     s = _sessions.get(name)
     if wanted.get("resume"):
@@ -137,14 +183,10 @@ async def obtain(name: str, wanted: dict[str, Any], defaults: dict[str, Any], *,
     merged = {k: v for k, v in defaults.items() if v is not None}
     merged.update({k: v for k, v in base.items() if v is not None})
     merged.update({k: v for k, v in wanted.items() if v is not None})
-    opts = SessionOptions(name=name, **merged).validated()  # bad input first, in one line
-    if not opts.scripted and not has_credentials(opts.env):
-        raise OptionError(NO_CREDENTIALS)
+    opts = _options(name, merged)  # bad input first, in one line
     if replace and s is not None:
         await s.close()
-    s = Session(opts)
-    _sessions[name] = s
-    return s, notes
+    return _register(opts), notes
 
 
 async def _adjust(s: Session, wanted: dict[str, Any]) -> None:
@@ -206,9 +248,10 @@ def _cancel_pending_at_exit() -> None:
 
     The CLI exits by itself once the kernel's pipes close (measured: within 3 s)."""
     for s in list(_sessions.values()):
-        for d in s.open_decisions():
-            with contextlib.suppress(Exception):
-                d.cancel("close")
+        try:
+            s.end_decisions("close")
+        except Exception:  # at exit: the other sessions' decisions must still end
+            log.exception("could not end the decisions of %s", s.name)
 
 
 atexit.register(_cancel_pending_at_exit)

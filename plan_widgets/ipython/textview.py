@@ -1,62 +1,97 @@
 """The text view of a turn, for terminal IPython and other frontends without widgets.
 
-Decisions are asked at the prompt; ``input()`` runs in a worker thread so the event loop
-(and with it the CLI's messages) keeps going while the user types.
+Replies and plans are Markdown rendered with ``rich`` when it is installed and the output is a
+terminal, plain text otherwise (``termout``); everything from the model is made terminal-safe.
+Decisions are asked at the prompt: ``input()`` runs in a worker thread so the event loop (and
+with it the CLI's messages) keeps going while the user types, and the decision is resolved
+back on the loop. An answer that is not one of the choices is asked again (``prompts``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import sys
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from ..agent.decisions import Decision, PlanDecision, QuestionDecision, ToolDecision
 from ..agent.tasks import spawn
 from ..render.markdown import summarize
+from . import prompts
+from .termout import MarkdownStream, TerminalOut, terminal_safe
 
 
 class TextTurnView:
-    """Prints the turn as plain text; asks decisions at the prompt when ``interactive``."""
+    """Prints the turn as text; asks decisions at the prompt when ``interactive``.
 
-    def __init__(self, stream: TextIO | None = None, interactive: bool = True) -> None:
-        self.stream = stream or sys.stdout
+    ``use_rich``: render Markdown with rich (default: when installed and ``stream`` is a
+    terminal). ``read_line`` replaces ``input`` (it is called in a worker thread).
+    """
+
+    def __init__(
+        self,
+        stream: TextIO | None = None,
+        interactive: bool = True,
+        use_rich: bool | None = None,
+        read_line: Callable[[str], str] | None = None,
+    ) -> None:
+        self.out = TerminalOut(stream, use_rich)
+        self.stream = self.out.stream
         self.interactive = interactive
+        self.read_line = read_line or input
         self.text_parts: list[str] = []
+        self._md = MarkdownStream(self.out)
 
     def _p(self, s: str) -> None:
-        self.stream.write(s)
-        self.stream.flush()
+        self._md.flush()
+        self.out.write(s)
 
     def text(self, delta: str) -> None:
         self.text_parts.append(delta)
-        self._p(delta)
+        self._md.feed(delta)
 
     def tool_started(self, tool_use_id: str, name: str, tool_input: dict[str, Any]) -> None:
-        self._p(f"\n  [{name}] {summarize(tool_input, 100)}\n")
+        self._md.flush()
+        self.out.line(f"  [{name}] {summarize(tool_input, 100)}", style="cyan")
 
     def tool_finished(self, tool_use_id: str, content: Any, is_error: bool) -> None:
         if is_error:
-            self._p(f"  [error] {summarize(content, 100)}\n")
+            self._md.flush()
+            self.out.line(f"  [error] {summarize(content, 100)}", style="red")
 
     def marker(self, text: str) -> None:
-        self._p(f"\n-- {text} --\n")
+        self._md.flush()
+        self.out.line(f"-- {text} --", style="dim")
 
     def error(self, message: str) -> None:
-        self._p(f"\n{message}\n")
+        self._md.flush()
+        self.out.line(message, style="bold red")
 
     def finished(self, summary: str, ok: bool) -> None:
-        self._p(f"\n({'ok' if ok else 'failed'}: {summary})\n")
+        self._md.flush()
+        self.out.line(f"({'ok' if ok else 'failed'}: {summary})", style="dim")
 
     def decision(self, decision: Decision) -> None:
+        self._md.flush()
         if isinstance(decision, PlanDecision):
-            self._p("\n=== Plan proposed ===\n" + decision.plan + "\n=====================\n")
+            note = f"plan file: {decision.plan_file}" if decision.plan_file else None
+            self.out.panel("Plan proposed", decision.plan, note)
         elif isinstance(decision, QuestionDecision):
             for q in decision.questions:
-                self._p(f"\n? {q.get('question', '')}\n")
+                multi = " (choose one or more)" if q.get("multiSelect") else ""
+                self.out.line("")
+                self.out.line(f"? {q.get('question', '')}{multi}", style="bold")
                 for i, o in enumerate(q.get("options") or [], 1):
-                    self._p(f"   {i}. {o.get('label', '')}  {o.get('description', '')}\n")
+                    desc = o.get("description") or ""
+                    self.out.line(f"   {i}. {o.get('label', '')}" + (f"  {desc}" if desc else ""))
         elif isinstance(decision, ToolDecision):
-            self._p(f"\nAllow {decision.tool} {summarize(decision.input, 160)}?\n")
+            self.out.line("")
+            self.out.line(f"Allow {decision.tool} {summarize(decision.input, 160)}?",
+                          style="bold")
+            if decision.suggestions:
+                from ..widgets.cards import suggestion_text  # the card's words for a rule
+
+                rules = "; ".join(suggestion_text(x) for x in decision.suggestions)
+                self.out.line(f"  always would: {summarize(rules, 160)}", style="dim")
         if self.interactive:
             spawn(self._ask(decision))
 
@@ -64,41 +99,57 @@ class TextTurnView:
         loop = asyncio.get_running_loop()
 
         async def ask(prompt: str) -> str:
-            line = (await loop.run_in_executor(None, input, prompt)).strip()
+            # input() blocks: in a worker thread, so the loop goes on; resolve back here.
+            line = await loop.run_in_executor(None, self.read_line, prompt)
             if d.done:  # decided meanwhile (timeout, interrupt): this answer is for nothing
                 raise EOFError
-            return line
+            return line.strip()
+
+        async def pick(prompt: str, choices: tuple[prompts.Choice, ...]) -> prompts.Choice:
+            while True:
+                answer = await ask(prompt)
+                c = prompts.choose(answer, choices)
+                if c is not None:
+                    return c
+                self.out.line(prompts.not_a_choice(answer, choices), style="yellow")
 
         try:
             if isinstance(d, PlanDecision):
-                a = await ask("[a]pprove / approve + auto-[e]dits / [k]eep planning: ")
-                if a.lower().startswith("a"):
+                c = await pick(prompts.PLAN_PROMPT, prompts.PLAN_CHOICES)
+                if c.key == "a":
                     d.approve(by="user")
-                elif a.lower().startswith("e"):
+                elif c.key == "e":
                     d.approve("acceptEdits", by="user")
                 else:
-                    d.reject(await ask("feedback: "), by="user")
+                    d.reject(await ask("feedback (optional): "), by="user")
             elif isinstance(d, QuestionDecision):
                 answers: dict[str, str | list[str]] = {}
+                several = len(d.questions) > 1
                 for q in d.questions:
                     labels = [str(o.get("label", "")) for o in q.get("options") or []]
-                    raw = await ask("choice (number(s) or text): ")
-                    picks = []
-                    for part in raw.split(","):
-                        part = part.strip()
-                        if part.isdigit() and 0 < int(part) <= len(labels):
-                            picks.append(labels[int(part) - 1])
-                        elif part:
-                            picks.append(part)
-                    answers[str(q.get("question", ""))] = picks
+                    multi = bool(q.get("multiSelect"))
+                    prompt = prompts.question_prompt(len(labels), multi)
+                    if several:
+                        name = " ".join(str(q.get("header") or q.get("question", "")).split())
+                        prompt = f"{terminal_safe(name)[:40]}: {prompt}"  # model text
+                    while True:
+                        raw = await ask(prompt)
+                        try:
+                            answers[str(q.get("question", ""))] = prompts.read_question_answer(
+                                raw, labels, multi)
+                            break
+                        except prompts.NotAChoice as e:
+                            self.out.line(str(e), style="yellow")
                 d.answer(answers, by="user")
             elif isinstance(d, ToolDecision):
-                a = await ask("[y]es / [a]lways / [n]o: ")
-                if a.lower().startswith("y"):
+                always = bool(d.suggestions)
+                c = await pick(prompts.tool_prompt(always), prompts.tool_choices(always))
+                if c is prompts.TOOL_ALLOW:
                     d.allow(by="user")
-                elif a.lower().startswith("a"):
+                elif c is prompts.TOOL_ALWAYS:
                     d.allow(always=True, by="user")
                 else:
                     d.deny(await ask("reason (optional): "), by="user")
         except (EOFError, OSError):
             d.expire("close")
+

@@ -27,11 +27,11 @@ from .events import (
     gc_paused,
     parse_event,
 )
-from .fold import Decision, SessionState, apply, fold
+from .fold import DecisionRecord, SessionState, apply, fold
 
 __all__ = [
     "Actor",
-    "Decision",
+    "DecisionRecord",
     "DecisionKind",
     "EVENTS_ADAPTER",
     "EVENT_ADAPTER",

@@ -33,7 +33,7 @@ from .events import (
 )
 
 
-class Decision(NamedTuple):
+class DecisionRecord(NamedTuple):
     """A plan, question or tool decision as the log tells it (immutable)."""
 
     id: str
@@ -67,7 +67,7 @@ class Decision(NamedTuple):
         return self.status == "pending"
 
 
-_EMPTY: Mapping[str, Decision] = MappingProxyType({})
+_EMPTY: Mapping[str, DecisionRecord] = MappingProxyType({})
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +91,7 @@ class SessionState:
     cost_usd: float = 0.0
     input_tokens: int = 0
     output_tokens: int = 0
-    decisions: Mapping[str, Decision] = field(default_factory=lambda: _EMPTY)
+    decisions: Mapping[str, DecisionRecord] = field(default_factory=lambda: _EMPTY)
     """All decisions by id, oldest first (read-only)."""
     errors: tuple[str, ...] = ()
     """The last few errors, oldest first."""
@@ -119,7 +119,7 @@ class SessionState:
         return list(self.pending_ids)
 
     @property
-    def plans(self) -> list[Decision]:
+    def plans(self) -> list[DecisionRecord]:
         """Approved plan decisions, oldest first."""
         return [self.decisions[i] for i in self.approved_ids]
 
@@ -137,14 +137,15 @@ class SessionState:
         return out
 
 
-def _decision_dict(d: Decision) -> dict[str, Any]:
+def _decision_dict(d: DecisionRecord) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, value in zip(d._fields, d, strict=True):
         if isinstance(value, tuple):
-            value = [dict(v) for v in value]
+            out[name] = [dict(v) for v in value]
         elif isinstance(value, Mapping):
-            value = dict(value)
-        out[name] = value
+            out[name] = dict(value)
+        else:
+            out[name] = value
     return out
 
 
@@ -156,6 +157,28 @@ _SCALARS = tuple(
 
 class _Builder:
     """A mutable state used while folding; containers are copied on first write."""
+
+    # the scalar fields of SessionState, copied in and out (see _SCALARS)
+    session_id: str | None
+    name: str | None
+    cwd: str | None
+    resting_mode: str | None
+    mode: str | None
+    requested_mode: str | None
+    refused: str | None
+    model: str | None
+    plan_model: str | None
+    turns: int
+    working: bool
+    cost_usd: float
+    input_tokens: int
+    output_tokens: int
+    last_event_seq: int
+    started: float | None
+    updated: float | None
+    cost_base: float
+    cost_run: float
+    latest_plan: str | None
 
     def __init__(self, state: SessionState, own: bool) -> None:
         for f in _SCALARS:
@@ -173,29 +196,29 @@ class _Builder:
             self.appr()
 
     # copy-on-write accessors
-    def decs(self) -> dict[str, Decision]:
+    def decs(self) -> dict[str, DecisionRecord]:
         if "d" not in self._dirty:
             self._decisions = dict(self._decisions)
             self._dirty.add("d")
-        return self._decisions  # type: ignore[no-any-return]
+        return self._decisions
 
     def errs(self) -> list[str]:
         if "e" not in self._dirty:
             self._errors = list(self._errors)
             self._dirty.add("e")
-        return self._errors  # type: ignore[no-any-return]
+        return self._errors
 
     def pend(self) -> list[str]:
         if "p" not in self._dirty:
             self._pending = list(self._pending)
             self._dirty.add("p")
-        return self._pending  # type: ignore[no-any-return]
+        return self._pending
 
     def appr(self) -> list[str]:
         if "a" not in self._dirty:
             self._approved = list(self._approved)
             self._dirty.add("a")
-        return self._approved  # type: ignore[no-any-return]
+        return self._approved
 
     def freeze(self) -> SessionState:
         s = self._state
@@ -214,7 +237,7 @@ class _Builder:
     # -- one event -------------------------------------------------------------------------
     def run(self, events: Iterable[Any]) -> None:
         get = _HANDLERS.get
-        seq: int = self.last_event_seq  # type: ignore[has-type]
+        seq: int = self.last_event_seq
         last = None
         for e in events:
             handler = get(e.type)
@@ -233,7 +256,7 @@ class _Builder:
         if len(errors) > 4 * MAX_ERRORS:
             del errors[:-MAX_ERRORS]
 
-    def ask(self, e: Any, decision: Decision) -> None:
+    def ask(self, e: Any, decision: DecisionRecord) -> None:
         decs = self.decs()
         old = decs.get(decision.id)
         if old is not None and (not old.pending or old.kind != decision.kind):
@@ -246,7 +269,7 @@ class _Builder:
         decs = self.decs()
         old = decs.get(e.decision_id)
         if old is None:  # asked before the log began: still record the outcome
-            old = Decision(id=e.decision_id, kind=kind)
+            old = DecisionRecord(id=e.decision_id, kind=kind)
         elif not old.pending or old.kind != kind:
             return  # resolved once, later endings change nothing; nor do another kind's
         else:
@@ -322,7 +345,7 @@ def _plan_proposed(b: _Builder, e: PlanProposed) -> None:
         if old is not None and not old.superseded:
             decs[prev] = old._replace(superseded=True)
     b.latest_plan = e.decision_id
-    b.ask(e, Decision(
+    b.ask(e, DecisionRecord(
         id=e.decision_id, kind="plan", ts_asked=e.ts, turn=b.turns, tool_use_id=e.tool_use_id,
         plan=e.plan, plan_file=e.plan_file,
     ))
@@ -337,7 +360,7 @@ def _model_switched(b: _Builder, e: ModelSwitched) -> None:
 
 
 def _question_asked(b: _Builder, e: QuestionAsked) -> None:
-    b.ask(e, Decision(
+    b.ask(e, DecisionRecord(
         id=e.decision_id, kind="question", ts_asked=e.ts, turn=b.turns,
         tool_use_id=e.tool_use_id, questions=tuple(e.questions),
     ))
@@ -349,7 +372,7 @@ def _question_answered(b: _Builder, e: QuestionAnswered) -> None:
 
 
 def _tool_requested(b: _Builder, e: ToolRequested) -> None:
-    b.ask(e, Decision(
+    b.ask(e, DecisionRecord(
         id=e.decision_id, kind="tool", ts_asked=e.ts, turn=b.turns, tool_use_id=e.tool_use_id,
         tool=e.tool, input=MappingProxyType(e.input), suggestions=tuple(e.suggestions),
     ))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -16,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from ._script import Block, Fail, Script, ScriptError, Step, When, load_script
+
+log = logging.getLogger("plan_widgets")
 
 __all__ = ["Block", "Fail", "Script", "ScriptError", "ScriptedModel", "Step", "When",
            "load_script"]
@@ -152,8 +155,8 @@ class ScriptedModel:
             try:
                 p.kill()
                 await asyncio.wait_for(p.wait(), 5)
-            except Exception:
-                pass
+            except Exception:  # already gone: nothing left to stop
+                log.debug("the scripted model did not stop", exc_info=True)
 
     @staticmethod
     def _stop_popen(p: subprocess.Popen[bytes]) -> None:

@@ -58,7 +58,8 @@ class Request:
         self.model = str(body.get("model", ""))
         messages = body.get("messages") or []
         self.ping = not body.get("tools") or body.get("max_tokens") == 1
-        last = next((m for m in reversed(messages) if m.get("role") == "user"), {})
+        last: dict[str, Any] = next(
+            (m for m in reversed(messages) if m.get("role") == "user"), {})
         content = last.get("content", "")
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
         texts = [

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from ..model import SessionState, fold
+from ..model import Event, SessionState, fold
 from ..model.errors import OptionError
 from .log import LogError, read_events
 
@@ -24,8 +26,6 @@ def default_log_dir(cwd: str | os.PathLike[str] | None = None,
     if env:
         return Path(env).expanduser()
     return Path(cwd if cwd else os.getcwd()) / ".plan_widgets" / "sessions"
-
-
 
 
 @dataclass(frozen=True)
@@ -77,46 +77,93 @@ def find_session_log(session_id: str,
     return default_log_dir(None, log_dir) / f"{found[0]}.jsonl" if len(found) == 1 else None
 
 
-def resolve_session_id(session_id: str,
-                       log_dir: str | os.PathLike[str] | None = None) -> str | None:
-    """The full id of the session whose log is ``session_id`` (or starts with it), or None.
+def resolve_session_id(prefix: str, log_dir: str | os.PathLike[str] | None = None,
+                       also: Iterable[str] = ()) -> str | None:
+    """The full id of the session ``prefix`` names: among the logs in ``log_dir`` and the
+    ids in ``also`` (the sessions of this kernel, which may be logged elsewhere), the one
+    whose id it is, or else the one whose id starts with it. None if none; several raise
+    :class:`OptionError` naming them (never one of them, silently).
 
-    A prefix of several ids raises :class:`OptionError` naming them."""
-    found = session_ids(session_id, log_dir)
+    This is the one resolver of session ids; ``plan_widgets.ipython.registry.resolve`` adds
+    the kernel's live sessions to it."""
+    if not prefix:
+        return None
+    found = set(session_ids(prefix, log_dir)) | {sid for sid in also if sid.startswith(prefix)}
+    if prefix in found:
+        return prefix
     if len(found) > 1:
-        raise OptionError(ambiguous(session_id, found))
-    return found[0] if found else None
+        raise OptionError(ambiguous(prefix, sorted(found)))
+    return found.pop() if found else None
+
+
+@dataclass(frozen=True)
+class SessionLog:
+    """One session's log, read once: its events, and what they say (folded on demand)."""
+
+    path: Path
+    events: list[Event]
+
+    @property
+    def session_id(self) -> str:
+        return self.path.stem
+
+    @cached_property
+    def state(self) -> SessionState:
+        return fold(self.events)
+
+    @property
+    def name(self) -> str | None:
+        """The name the session last ran under."""
+        return self.state.name
+
+    def resume_options(self) -> dict[str, Any]:
+        """The options the session was last started with, for resuming it: ``cwd``, ``mode``
+        (resting), ``model``, ``plan_model`` and ``scripted`` (those it had; a directory or
+        script file that no longer exists is left out)."""
+        last = None
+        for e in self.events:
+            if e.type == "session:started":
+                last = e
+        if last is None:
+            return {}
+        out: dict[str, Any] = {"mode": last.resting_mode}
+        if last.cwd and Path(last.cwd).is_dir():
+            out["cwd"] = last.cwd
+        if last.model:
+            out["model"] = last.model
+        if last.plan_model:
+            out["plan_model"] = last.plan_model
+        if last.scripted and Path(last.scripted).is_file():
+            out["scripted"] = last.scripted
+        return out
+
+
+def read_session_log(path: Path) -> SessionLog:
+    """Read one log (raises OSError or :class:`LogError`)."""
+    return SessionLog(path, read_events(path))
+
+
+def resumable_log(session_id: str,
+                  log_dir: str | os.PathLike[str] | None = None) -> SessionLog | None:
+    """The log of ``session_id`` (or of the one session whose id starts with it), read for
+    resuming it; None if there is none. An unreadable log raises :class:`OptionError` (one
+    line: the file, the line, what is wrong)."""
+    path = find_session_log(session_id, log_dir)
+    if path is None:
+        return None
+    try:
+        return read_session_log(path)
+    except (OSError, LogError) as e:
+        raise OptionError(f"cannot resume {path.stem}: {e}") from None
 
 
 def resume_options(session_id: str,
                    log_dir: str | os.PathLike[str] | None = None) -> dict[str, Any]:
-    """The options a session was last started with, read from its log, for resuming it:
-    ``cwd``, ``mode`` (resting), ``model``, ``plan_model`` and ``scripted`` (those it had;
-    a directory or script file that no longer exists is left out). Empty if no log; an
-    unreadable log raises :class:`OptionError` (one line: the file, the line, what is wrong)."""
-    path = find_session_log(session_id, log_dir)
-    if path is None:
-        return {}
-    try:
-        events = read_events(path)
-    except (OSError, LogError) as e:
-        raise OptionError(f"cannot resume {path.stem}: {e}") from None
-    last = None
-    for e in events:
-        if e.type == "session:started":
-            last = e
-    if last is None:
-        return {}
-    out: dict[str, Any] = {"mode": last.resting_mode}
-    if last.cwd and Path(last.cwd).is_dir():
-        out["cwd"] = last.cwd
-    if last.model:
-        out["model"] = last.model
-    if last.plan_model:
-        out["plan_model"] = last.plan_model
-    if last.scripted and Path(last.scripted).is_file():
-        out["scripted"] = last.scripted
-    return out
+    """The options a session was last started with, read from its log, for resuming it
+    (see :meth:`SessionLog.resume_options`). Empty if no log; an unreadable log raises
+    :class:`OptionError` (one line: the file, the line, what is wrong)."""
+    log = resumable_log(session_id, log_dir)
+    return log.resume_options() if log is not None else {}
 
 
 def summarize_state(state: SessionState, path: Path) -> SessionSummary:
@@ -134,21 +181,39 @@ def summarize_state(state: SessionState, path: Path) -> SessionSummary:
     )
 
 
+def session_logs(log_dir: str | os.PathLike[str] | None = None,
+                 unreadable: list[tuple[Path, str]] | None = None) -> Iterator[SessionLog]:
+    """The session logs in ``log_dir`` that hold events, each read once, in no set order.
+
+    Unreadable logs are left out (and added to ``unreadable``, with why, if given).
+    """
+    for p in _session_files(default_log_dir(None, log_dir)):
+        try:
+            log = read_session_log(p)
+        except (OSError, LogError) as e:
+            if unreadable is not None:
+                unreadable.append((p, str(e)))
+            continue
+        if log.events:
+            yield log
+
+
+def recency(s: SessionState | SessionSummary) -> tuple[float, float]:
+    """Sort key: the most recently active session is the greatest."""
+    return (s.updated or 0.0, s.started or 0.0)
+
+
+def newest(logs: Iterable[SessionLog]) -> SessionLog | None:
+    """The most recently active of ``logs`` (the first of equals), or None."""
+    return max(logs, key=lambda log: recency(log.state), default=None)
+
+
 def list_sessions(log_dir: str | os.PathLike[str] | None = None,
                   unreadable: list[tuple[Path, str]] | None = None) -> list[SessionSummary]:
     """Summaries of the session logs in ``log_dir``, most recently active first.
 
     Unreadable logs are left out (and added to ``unreadable``, with why, if given).
     """
-    out = []
-    for p in _session_files(default_log_dir(None, log_dir)):
-        try:
-            events = read_events(p)
-        except (OSError, LogError) as e:
-            if unreadable is not None:
-                unreadable.append((p, str(e)))
-            continue
-        if events:
-            out.append(summarize_state(fold(events), p))
-    out.sort(key=lambda s: (s.updated or 0.0, s.started or 0.0), reverse=True)
+    out = [summarize_state(log.state, log.path) for log in session_logs(log_dir, unreadable)]
+    out.sort(key=recency, reverse=True)
     return out

@@ -21,11 +21,12 @@ from typing import IO
 
 from pydantic import ValidationError
 
+from ..model.errors import PlanWidgetsError
 from ..model.events import EVENT_ADAPTER, EVENT_TYPES, EVENTS_ADAPTER, Event, dump_event, gc_paused
 from .redact import redact_event
 
 
-class LogError(ValueError):
+class LogError(PlanWidgetsError, ValueError):
     """An event log line that cannot be read (not a torn last line)."""
 
 

@@ -102,6 +102,6 @@ def redact_event(event: Event) -> Event:
     clean = redact(data)
     if clean is data:
         return event
-    return type(event).model_validate(clean)  # type: ignore[return-value]
+    return type(event).model_validate(clean)
 
 

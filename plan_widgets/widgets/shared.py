@@ -21,14 +21,19 @@ _CARD_BOX = {"display": "flex", "flex_flow": "row wrap", "align_items": "center"
              "padding": "6px 10px", "margin": "6px 0"}
 CARD_COLORS = {"plan": "#7c3aed", "question": "#2563eb", "tool": "#b45309"}
 
+
+
+def _card_layout(color: str) -> Callable[[], w.Widget]:
+    return lambda: w.Layout(border=f"2px solid {color}", **_CARD_BOX)
+
+
 _FACTORIES: dict[str, Callable[[], w.Widget]] = {
     "layout": w.Layout,
     "auto": lambda: w.Layout(width="auto"),
     "full": lambda: w.Layout(width="100%"),
     "half": lambda: w.Layout(flex="1 1 240px"),
     "bar": lambda: w.Layout(align_items="center", flex_flow="row wrap"),
-    **{f"card-{kind}": (lambda c=color: w.Layout(border=f"2px solid {c}", **_CARD_BOX))
-       for kind, color in CARD_COLORS.items()},
+    **{f"card-{kind}": _card_layout(color) for kind, color in CARD_COLORS.items()},
     "button": w.ButtonStyle,
     "toggle": ToggleButtonStyle,
     "html": HTMLStyle,

@@ -18,10 +18,11 @@ from IPython.display import display
 
 from ..agent.decisions import Decision
 from ..render.markdown import escape, html_block, render_html, summarize
-from .cards import WIDGET_VIEW, Card, card_for, card_html, decision_markdown
+from .cards import Card, card_for
 from .control import ControlBar
 from .markdown import StreamingMarkdown, html_output, set_html
 from .shared import close_tree, look, shared
+from .static import WIDGET_VIEW, card_html, decision_markdown
 
 if TYPE_CHECKING:
     from ..agent.session import Session
@@ -79,6 +80,8 @@ class WidgetTurnView(w.VBox):
     ``show()`` puts it in the current cell (after the session's control bar); ``turn_done()``
     makes it static once the turn has ended.
     """
+
+    children: tuple[w.Widget, ...]  # (the box's trait, for the type checker)
 
     def __init__(self, session: Session, prompt: str, control: ControlBar) -> None:
         self.session = session

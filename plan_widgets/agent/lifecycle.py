@@ -1,0 +1,203 @@
+"""A session's life as named phases, run by its one owner task: restore, start, serve, stop.
+
+The SDK's client must be connected, used and disconnected by one task (its anyio task group;
+FIELD-NOTES), so one long-lived task per session does all three, fed by a queue of turns.
+
+- **restore** (at construction, synchronous): a resumed session folds its old log back into
+  state at once, so a control bar shown now is already right;
+- **start**: the scripted model (offline runs) or a credentials check, the event log, the
+  ``session:started`` event, the CLI (``connect``: process start and ``initialize``);
+- **serve**: a reader task turns the CLI's messages into signals while turns run in order;
+- **stop**: open decisions end (never approved), the CLI and the scripted model exit, the log
+  closes, and prompts still queued are told they did not run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import logging
+import os
+import sys
+from collections import deque
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .. import model as ev
+from ..model.errors import OptionError
+from ..model.options import ALL_MODES
+from ..store import EventLog, LogError, default_log_dir, find_session_log, read_events
+from . import wording
+from .credentials import NO_CREDENTIALS, has_credentials
+from .decisions import KINDS
+from .seam import AgentClient, ClientConfig, ClientFactory
+
+if TYPE_CHECKING:
+    from .session import Session
+
+log = logging.getLogger("plan_widgets")
+DISCONNECT_TIMEOUT = 10.0
+
+
+class Lifecycle:
+    """The owner of one session's CLI, scripted model and event log."""
+
+    def __init__(self, session: Session, factory: ClientFactory | None) -> None:
+        self.s = session
+        self.factory = factory
+        self.client: AgentClient | None = None
+        self.log: EventLog | None = None
+        self.stderr: deque[str] = deque(maxlen=40)
+        """The CLI's own stderr lines (our diagnostics go to the ``plan_widgets`` logger)."""
+        self.cli_env: dict[str, str] = {}
+        self.connected = asyncio.Event()
+        self.resumed_from: str | None = None
+        self.resume_mode: str | None = None
+        self.scripted: Any = None
+        # The SDK's first import (about 1.3 s, mostly its mcp dependency) runs in a thread from
+        # here on, so the cell's widgets are built and the scripted model starts meanwhile
+        # (docs/benchmarks.md, figure 3). Never at %load_ext: it would slow the user's cells.
+        self._sdk_import: asyncio.Future[Any] | None = None
+        if factory is None and "plan_widgets.agent.sdk" not in sys.modules:
+            self._sdk_import = asyncio.get_running_loop().run_in_executor(
+                None, importlib.import_module, "plan_widgets.agent.sdk")
+
+    @property
+    def log_dir(self) -> Path:
+        o = self.s.options
+        return Path(default_log_dir(o.cwd, o.log_dir))
+
+    # -- restore -----------------------------------------------------------------------------
+    def restore(self) -> None:
+        """Resume: fold the old log back into state (markers, history, cost); decisions that
+        were pending when the old kernel died are logged as expired (their callback is gone);
+        the mode the session was in (plan mode too) is the one the CLI restarts in."""
+        s = self.s
+        source = find_session_log(s.session_id, self.log_dir)
+        self.log = EventLog(self.log_dir / f"{s.session_id}.jsonl")
+        if source is None:
+            return
+        try:
+            old = read_events(source)
+        except (OSError, LogError) as e:
+            raise OptionError(f"cannot resume {s.session_id}: {e}") from None
+        self.resumed_from = s.session_id
+        s.restore(old)
+        st = s.state
+        if st.mode in ALL_MODES:
+            s.modes.gate_plan = st.mode == "plan"
+            if s.options.mode == "bypassPermissions" and st.mode != s.options.mode:
+                # the CLI allows bypass only if it starts in it: start there, then ask
+                s.modes.requested_source = "resume"
+                s.emit(ev.PlanMode(mode=st.mode, state="requested", source="resume"))
+            else:
+                self.resume_mode = st.mode
+        for dec_id in list(st.pending):
+            s.emit(KINDS[st.decisions[dec_id].kind].expired_event(dec_id))
+        if st.working:  # the old kernel died in the middle of a turn
+            s.emit(ev.TurnEnded(turn=st.turns, result="restarted", is_error=True,
+                                message=wording.KERNEL_STOPPED))
+
+    # -- the owner task ----------------------------------------------------------------------
+    async def run(self) -> None:
+        """The owner task: start, serve, and always stop."""
+        reader: asyncio.Task[None] | None = None
+        try:
+            await self.start()
+            reader = asyncio.get_running_loop().create_task(self.read())
+            await self.s.runner.serve()
+        except asyncio.CancelledError:
+            pass
+        except Exception as e:  # the CLI could not start: say why, keep the kernel usable
+            log.debug("session %s failed to start", self.s.name, exc_info=True)
+            self.s.die(wording.start_failure(e, self.stderr))
+        finally:
+            if reader is not None:
+                reader.cancel()
+            await self.stop()
+
+    async def start(self) -> None:
+        s, o = self.s, self.s.options
+        env = await self._environment()
+        if self.log is None:
+            self.log = EventLog(self.log_dir / f"{s.session_id}.jsonl")
+        factory = await self._factory()
+        s.emit(ev.SessionStarted(
+            session_id=s.session_id, name=s.name, cwd=o.cwd or os.getcwd(),
+            resting_mode=o.mode, model=o.model, plan_model=o.plan_model,
+            resumed_from=self.resumed_from, scripted=o.scripted))
+        self.client = factory(ClientConfig(
+            cwd=o.cwd or os.getcwd(), mode=self.resume_mode or o.mode, can_use_tool=s.gate,
+            env=env, model=o.model, resume=o.resume or None,
+            session_id=None if o.resume else s.session_id, stderr=self.stderr.append))
+        await asyncio.wait_for(self.client.connect(), o.connect_timeout)
+        self.connected.set()
+        await s.connected_now(self.resume_mode or o.mode, "resume" if o.resume else "start")
+
+    async def _environment(self) -> dict[str, str]:
+        """The CLI's extra environment: the scripted model's endpoint, or real credentials."""
+        o = self.s.options
+        env: dict[str, str] = dict(o.env)
+        if o.scripted:
+            from ..scripted import ScriptedModel
+
+            requests = self.log_dir / f"{self.s.session_id}.requests.jsonl"
+            self.scripted = await ScriptedModel.astart(o.scripted, log_path=requests,
+                                                        cwd=o.cwd)
+            env.update(self.scripted.env())
+        elif not has_credentials(env):
+            raise OptionError(NO_CREDENTIALS)
+        self.cli_env = {**os.environ, **env}
+        return env
+
+    async def _factory(self) -> ClientFactory:
+        if self.factory is not None:
+            return self.factory
+        sdk_import, self._sdk_import = self._sdk_import, None
+        if sdk_import is not None:
+            await sdk_import
+        from . import sdk
+
+        return sdk.SdkClient
+
+    async def read(self) -> None:
+        """The reader task: every signal from the CLI goes to the session, in order."""
+        assert self.client is not None
+        s = self.s
+        try:
+            async for signal in self.client.signals():
+                try:
+                    s.runner.on_signal(signal)
+                except Exception:  # a message we cannot show must not kill the session
+                    log.exception("could not handle %s", type(signal).__name__)
+            reason = wording.CLI_EXITED
+        except asyncio.CancelledError:
+            return
+        except Exception as e:
+            reason = wording.start_failure(e, self.stderr)
+        if not s.closed:
+            s.die(reason)
+
+    async def stop(self) -> None:
+        s = self.s
+        s.book.end_open("close" if s.closed else "cli")
+        if self.client is not None:
+            await _quietly(self.client.disconnect(), "disconnect the CLI", DISCONNECT_TIMEOUT)
+        if self.scripted is not None:
+            await _quietly(self.scripted.astop(), "stop the scripted model")
+        if self.log is not None:
+            self.log.close()
+        s.runner.drop_queued(s.dead or "the session was closed")
+        s.notify()
+
+    @property
+    def pid(self) -> int | None:
+        return self.client.pid if self.client is not None else None
+
+
+async def _quietly(aw: Any, what: str, timeout: float | None = None) -> None:
+    """Await a clean-up step; a failure is logged, never raised (the session is ending)."""
+    try:
+        await asyncio.wait_for(aw, timeout)
+    except BaseException as e:  # noqa: BLE001 - ending: a CancelledError must not escape here
+        log.debug("could not %s: %r", what, e)

@@ -1,0 +1,218 @@
+"""The only module that imports ``claude_agent_sdk``: :class:`SdkClient` implements the seam
+(:class:`plan_widgets.agent.seam.AgentClient`) over ``ClaudeSDKClient``.
+
+It translates both ways: the SDK's messages into :mod:`signals` (:func:`translate`, a pure
+function), and our permission answers into the SDK's ``PermissionResult`` types. Importing this
+module imports the SDK (about 1.3 s, mostly its mcp dependency), so a session imports it in a
+thread while the cell's widgets are built (docs/benchmarks.md, figure 3).
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from collections.abc import AsyncIterator
+from typing import Any
+
+from claude_agent_sdk import (
+    AssistantMessage,
+    ClaudeAgentOptions,
+    ClaudeSDKClient,
+    PermissionResultAllow,
+    PermissionResultDeny,
+    PermissionUpdate,
+    ResultMessage,
+    StreamEvent,
+    SystemMessage,
+    TextBlock,
+    ToolPermissionContext,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
+
+try:  # where the SDK starts the CLI (see procgroup); None if its layout changed
+    from claude_agent_sdk._internal.transport import subprocess_cli as _subprocess_cli
+except ImportError:  # pragma: no cover
+    _subprocess_cli = None  # type: ignore[assignment]
+
+from . import procgroup
+from .seam import Allow, Answer, ClientConfig, PermissionRequest
+from .signals import (
+    AssistantText,
+    MessageStart,
+    ModelReport,
+    ModeReport,
+    Signal,
+    TextDelta,
+    ToolResult,
+    ToolUse,
+    TurnResult,
+)
+
+logging.getLogger("claude_agent_sdk").addHandler(logging.NullHandler())  # we report failures
+_SYNTHETIC = "<synthetic>"
+"""The model name of the CLI's own messages (its report of an API failure)."""
+
+
+class SdkClient:
+    """:class:`~plan_widgets.agent.seam.AgentClient` over the real CLI."""
+
+    def __init__(self, config: ClientConfig) -> None:
+        self._config = config
+        with warnings.catch_warnings():
+            # bypassPermissions skips can_use_tool for ordinary tools (the SDK warns); plan
+            # mode still asks, so plan approval keeps working in that resting mode.
+            warnings.simplefilter("ignore")
+            self._client = ClaudeSDKClient(_options(config, self._permission))
+
+    async def connect(self) -> None:
+        with procgroup.own_process_group(_subprocess_cli):  # the kernel's interrupt spares the CLI
+            await self._client.connect()
+
+    async def query(self, prompt: str, session_id: str) -> None:
+        await self._client.query(prompt, session_id=session_id)
+
+    async def signals(self) -> AsyncIterator[Signal]:
+        async for msg in self._client.receive_messages():
+            for signal in translate(msg):
+                yield signal
+
+    async def interrupt(self) -> None:
+        await self._client.interrupt()
+
+    async def set_permission_mode(self, mode: str) -> None:
+        await self._client.set_permission_mode(mode)  # type: ignore[arg-type]
+
+    async def set_model(self, model: str | None) -> None:
+        await self._client.set_model(model)
+
+    async def disconnect(self) -> None:
+        await self._client.disconnect()
+
+    @property
+    def pid(self) -> int | None:
+        """The CLI's process id (from the SDK's transport; None if it is not running)."""
+        proc = getattr(getattr(self._client, "_transport", None), "_process", None)
+        return getattr(proc, "pid", None)
+
+    async def _permission(self, tool: str, tool_input: dict[str, Any],
+                          ctx: ToolPermissionContext) -> Any:
+        raw = tuple(getattr(ctx, "suggestions", None) or ())
+        request = PermissionRequest(
+            tool=tool, input=dict(tool_input), tool_use_id=getattr(ctx, "tool_use_id", None),
+            suggestions=tuple(_suggestion_dict(s) for s in raw),
+            title=getattr(ctx, "title", None), raw_suggestions=raw,
+        )
+        return to_sdk(await self._config.can_use_tool(request), request)
+
+
+def _options(config: ClientConfig, permission: Any) -> ClaudeAgentOptions:
+    return ClaudeAgentOptions(
+        cwd=config.cwd,
+        model=config.model,
+        permission_mode=config.mode,  # type: ignore[arg-type]
+        can_use_tool=permission,
+        include_partial_messages=True,
+        env=dict(config.env),
+        stderr=config.stderr,
+        resume=config.resume,
+        session_id=config.session_id,
+        cli_path=config.cli_path,
+    )
+
+
+def _suggestion_dict(s: Any) -> dict[str, Any]:
+    try:
+        return dict(s.to_dict())
+    except (AttributeError, TypeError, ValueError):
+        return {"repr": repr(s)}
+
+
+def to_sdk(answer: Answer, request: PermissionRequest) -> Any:
+    """Our answer as the SDK's ``PermissionResult``."""
+    if not isinstance(answer, Allow):
+        return PermissionResultDeny(message=answer.message, interrupt=answer.interrupt)
+    updates: list[Any] | None = None
+    if answer.mode is not None:
+        updates = [PermissionUpdate(type="setMode", mode=answer.mode,  # type: ignore[arg-type]
+                                    destination="session")]
+    elif answer.always:
+        updates = list(request.raw_suggestions)
+    return PermissionResultAllow(updated_input=answer.input, updated_permissions=updates)
+
+
+# -- translation -----------------------------------------------------------------------------
+
+
+def translate(msg: Any) -> list[Signal]:
+    """The signals one SDK message carries (a pure function of the message)."""
+    for cls, fn in _TRANSLATORS:
+        if isinstance(msg, cls):
+            return fn(msg)
+    return []
+
+
+def _stream_event(msg: StreamEvent) -> list[Signal]:
+    if msg.parent_tool_use_id:  # a subagent's stream: not the turn's own text
+        return []
+    e = msg.event
+    if e.get("type") == "message_start":
+        return [MessageStart((e.get("message") or {}).get("id"))]
+    delta = e.get("delta") or {}
+    if e.get("type") == "content_block_delta" and delta.get("type") == "text_delta":
+        return [TextDelta(delta.get("text", ""))]
+    return []
+
+
+def _system(msg: SystemMessage) -> list[Signal]:
+    data = msg.data or {}
+    out: list[Signal] = []
+    if msg.subtype == "init" and data.get("model"):
+        out.append(ModelReport(str(data["model"])))
+    if msg.subtype in ("init", "status") and data.get("permissionMode"):
+        out.append(ModeReport(str(data["permissionMode"]), initial=msg.subtype == "init"))
+    return out
+
+
+def _assistant(msg: AssistantMessage) -> list[Signal]:
+    out: list[Signal] = []
+    if msg.model and msg.model != _SYNTHETIC and msg.parent_tool_use_id is None:
+        out.append(ModelReport(msg.model))
+    # The CLI's own report of an API failure: the ResultMessage that follows says it as one
+    # line; shown here too it would read as the agent's words, glued to text cut off before.
+    if msg.error is not None or msg.model == _SYNTHETIC and any(
+            isinstance(b, TextBlock) and b.text.startswith("API Error") for b in msg.content):
+        return out
+    for block in msg.content:
+        if isinstance(block, TextBlock):
+            out.append(AssistantText(block.text, msg.message_id))
+        elif isinstance(block, ToolUseBlock):
+            out.append(ToolUse(block.id, block.name, dict(block.input or {})))
+    return out
+
+
+def _user(msg: UserMessage) -> list[Signal]:
+    if not isinstance(msg.content, list):
+        return []
+    return [ToolResult(b.tool_use_id, b.content, bool(b.is_error))
+            for b in msg.content if isinstance(b, ToolResultBlock)]
+
+
+def _result(msg: ResultMessage) -> list[Signal]:
+    return [TurnResult(
+        subtype=msg.subtype, is_error=bool(msg.is_error), cost_usd=msg.total_cost_usd,
+        usage=dict(msg.usage or {}), duration_ms=msg.duration_ms, num_turns=msg.num_turns,
+        result=msg.result, api_error_status=getattr(msg, "api_error_status", None),
+        errors=tuple(map(str, getattr(msg, "errors", None) or ())),
+        terminal_reason=getattr(msg, "terminal_reason", None),
+    )]
+
+
+_TRANSLATORS: tuple[tuple[type, Any], ...] = (
+    (StreamEvent, _stream_event),
+    (SystemMessage, _system),
+    (AssistantMessage, _assistant),
+    (UserMessage, _user),
+    (ResultMessage, _result),
+)

@@ -1,0 +1,94 @@
+"""The one seam between a session and the Claude Code CLI: what a session needs from a client.
+
+Only :mod:`plan_widgets.agent.sdk` imports ``claude_agent_sdk``; it implements
+:class:`AgentClient` over ``ClaudeSDKClient``. Everything above it speaks these SDK-free types,
+so the session, the gate and the decisions are tested with an in-process fake client
+(``tests/fake_client.py``) in milliseconds, with no kernel and no CLI — the way the SDK's own
+tests run behind its ``Transport``.
+
+Messages from the CLI arrive as :mod:`plan_widgets.agent.signals`; permission requests arrive
+as :class:`PermissionRequest` and are answered with :class:`Allow` or :class:`Deny`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from .signals import Signal
+
+
+@dataclass(frozen=True)
+class PermissionRequest:
+    """The CLI asks whether a tool may run (its ``can_use_tool`` callback)."""
+
+    tool: str
+    input: dict[str, Any]
+    tool_use_id: str | None = None
+    suggestions: tuple[dict[str, Any], ...] = ()
+    """The CLI's suggested rules for "always allow", as plain dicts (they are logged)."""
+    title: str | None = None
+    raw_suggestions: tuple[Any, ...] = field(default=(), compare=False, repr=False)
+    """The same suggestions as the client received them, handed back on "always"."""
+
+
+@dataclass(frozen=True)
+class Allow:
+    """Let the tool run. ``input`` replaces the tool's input (answers to questions);
+    ``mode`` leaves plan mode straight into that mode (``setMode``, destination session);
+    ``always`` also applies the request's suggested rules."""
+
+    input: dict[str, Any] | None = None
+    mode: str | None = None
+    always: bool = False
+
+
+@dataclass(frozen=True)
+class Deny:
+    """Refuse the tool; the model reads ``message``. ``interrupt`` also stops the turn."""
+
+    message: str
+    interrupt: bool = False
+
+
+Answer = Allow | Deny
+PermissionCallback = Callable[[PermissionRequest], Awaitable[Answer]]
+
+
+@dataclass(frozen=True)
+class ClientConfig:
+    """What a client is started with (the session's options, resolved)."""
+
+    cwd: str
+    mode: str
+    """The permission mode the CLI starts in."""
+    can_use_tool: PermissionCallback
+    env: Mapping[str, str] = field(default_factory=dict)
+    """Extra environment for the CLI (on top of the kernel's)."""
+    model: str | None = None
+    resume: str | None = None
+    session_id: str | None = None
+    """The id of a new session (None when resuming)."""
+    stderr: Callable[[str], None] | None = None
+    cli_path: str | None = None
+
+
+class AgentClient(Protocol):
+    """A connected Claude Code CLI, as a session uses it. One task connects, uses and
+    disconnects it (the SDK's task group must be entered and left by one task)."""
+
+    async def connect(self) -> None: ...
+    async def query(self, prompt: str, session_id: str) -> None: ...
+    def signals(self) -> AsyncIterator[Signal]: ...
+    async def interrupt(self) -> None: ...
+    async def set_permission_mode(self, mode: str) -> None: ...
+    async def set_model(self, model: str | None) -> None: ...
+    async def disconnect(self) -> None: ...
+
+    @property
+    def pid(self) -> int | None:
+        """The CLI's process id, while it runs."""
+
+
+ClientFactory = Callable[[ClientConfig], AgentClient]

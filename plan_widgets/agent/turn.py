@@ -1,0 +1,124 @@
+"""One turn: a prompt, the agent's work on it, and where its output goes (a :class:`TurnView`)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from .decisions import Decision
+
+
+class TurnView(Protocol):
+    """Where one turn's output goes (widgets in a kernel, text in a terminal)."""
+
+    def text(self, delta: str) -> None: ...
+    def tool_started(self, tool_use_id: str, name: str, tool_input: dict[str, Any]) -> None: ...
+    def tool_finished(self, tool_use_id: str, content: Any, is_error: bool) -> None: ...
+    def decision(self, decision: Decision) -> None: ...
+    def marker(self, text: str) -> None: ...
+    def error(self, message: str) -> None: ...
+    def finished(self, summary: str, ok: bool) -> None: ...
+
+
+class NullView:
+    """A view that shows nothing (plain Python use)."""
+
+    def text(self, delta: str) -> None:
+        pass
+
+    def tool_started(self, tool_use_id: str, name: str, tool_input: dict[str, Any]) -> None:
+        pass
+
+    def tool_finished(self, tool_use_id: str, content: Any, is_error: bool) -> None:
+        pass
+
+    def decision(self, decision: Decision) -> None:
+        pass
+
+    def marker(self, text: str) -> None:
+        pass
+
+    def error(self, message: str) -> None:
+        pass
+
+    def finished(self, summary: str, ok: bool) -> None:
+        pass
+
+
+class Turn:
+    """One prompt and the agent's work on it. ``await turn`` waits for its end."""
+
+    def __init__(self, session: Any, prompt: str, view: TurnView, plan: bool = False) -> None:
+        self.session = session
+        self.prompt = prompt
+        self.view = view
+        self.plan = plan
+        self.number = 0
+        self._text: list[str] = []  # joined on demand: `text += delta` would copy it each time
+        self.result: dict[str, Any] | None = None
+        self.error: str | None = None
+        self.started_at: float | None = None
+        self._done: asyncio.Future[Turn] = asyncio.get_running_loop().create_future()
+        self._streamed: set[str] = set()
+        self._tools: dict[str, str] = {}
+
+    @property
+    def text(self) -> str:
+        """The agent's text in this turn so far."""
+        if len(self._text) > 1:
+            self._text[:] = ["".join(self._text)]
+        return self._text[0] if self._text else ""
+
+    @property
+    def done(self) -> bool:
+        """True once the turn has ended (successfully or not)."""
+        return self._done.done()
+
+    @property
+    def ok(self) -> bool:
+        """True if the turn ended without error."""
+        return self.done and self.error is None
+
+    def __await__(self) -> Any:
+        return asyncio.shield(self._done).__await__()
+
+    def add_done_callback(self, fn: Callable[[Turn], None]) -> None:
+        """Call ``fn(turn)`` once the turn has ended (at once if it has)."""
+        self._done.add_done_callback(lambda _f: fn(self))
+
+    async def wait(self, timeout: float | None = None) -> Turn:
+        """Wait for the turn to end; raises TimeoutError after ``timeout`` seconds."""
+        return await asyncio.wait_for(asyncio.shield(self._done), timeout)
+
+    def finish(self, error: str | None = None) -> None:
+        """End the turn (the session calls this once; later calls change nothing)."""
+        if self._done.done():
+            return
+        self.error = error
+        self._done.set_result(self)
+
+    # -- what the session learns as the CLI streams (see Session._on_* handlers) ------------
+    def message_started(self, message_id: str | None) -> None:
+        """A new model message: its text will stream (and is then not shown twice)."""
+        if message_id:
+            self._streamed.add(message_id)
+        if self._text and not self._text[-1].endswith("\n\n"):
+            self._text.append("\n\n")  # each message its own paragraph in turn.text
+
+    def was_streamed(self, message_id: str | None) -> bool:
+        return message_id is not None and message_id in self._streamed
+
+    def add_text(self, text: str) -> None:
+        self._text.append(text)
+        self.view.text(text)
+
+    def tool_called(self, tool_use_id: str, name: str) -> None:
+        self._tools[tool_use_id] = name
+
+    def tool_name(self, tool_use_id: str) -> str | None:
+        return self._tools.get(tool_use_id)
+
+    def __repr__(self) -> str:
+        state = "done" if self.done else "running"
+        return f"<Turn {self.number} of {self.session.name!r} {state}>"

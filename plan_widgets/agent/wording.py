@@ -1,0 +1,133 @@
+"""The words a session shows its user: failures, markers, and a turn's closing line.
+
+Every sentence the agent layer shows (in a cell, a marker, an error line) is written here, so
+the wording is consistent and reviewable in one place. What the *model* is told (refusals,
+"no answer came") lives beside the rule that sends it (the gate, the decisions). Plain text:
+the render path escapes it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Iterable
+
+from ..model.errors import PlanWidgetsError
+from ..scripted._script import ScriptError
+from .signals import TurnResult
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+_API_FAILURES = {429: "rate limited", 500: "server error", 529: "overloaded"}
+
+
+def short(text: str, limit: int = 240) -> str:
+    """One line: the first sentences of ``text`` up to ``limit`` characters."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def stderr_tail(lines: Iterable[str]) -> str:
+    """The CLI's last few stderr lines, as one line (colour codes removed)."""
+    useful = [_ANSI.sub("", ln).strip() for ln in lines]
+    useful = [ln for ln in useful if ln]
+    return " ".join(useful[-3:])[-400:]
+
+
+def start_failure(e: BaseException, stderr: Iterable[str]) -> str:
+    """Why a session could not start or died, naming the real cause."""
+    if isinstance(e, ScriptError):  # the scripted model's file, not the CLI
+        return f"the scripted model cannot start: {e}"
+    if isinstance(e, PlanWidgetsError):
+        return str(e)
+    if isinstance(e, asyncio.TimeoutError):
+        return "the Claude Code CLI did not start in time"
+    tail = stderr_tail(stderr)
+    if tail:  # the CLI's own reason beats the SDK's "Command failed with exit code 1"
+        return f"the Claude Code CLI exited: {tail}"
+    code = getattr(e, "exit_code", None)
+    if isinstance(code, int) and code < 0:  # e.g. killed by the OOM killer or by hand
+        return f"the Claude Code CLI exited: killed by signal {-code}"
+    if isinstance(code, int):
+        return f"the Claude Code CLI exited with code {code}"
+    text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    return f"the Claude Code CLI failed: {_ANSI.sub('', text)}"
+
+
+def with_stderr(reason: str, stderr: Iterable[str]) -> str:
+    """``reason``, followed by the CLI's last words if they add something."""
+    tail = stderr_tail(stderr)
+    return f"{reason} ({tail})" if tail and tail not in reason else reason
+
+
+def result_error(r: TurnResult) -> str:
+    """A failed turn's end, in one line."""
+    detail = (r.result or "").strip()
+    if r.subtype == "error_during_execution" and (
+        r.terminal_reason in ("aborted_streaming", "aborted_tools") or not (detail or r.errors)
+    ):
+        return "Interrupted."
+    detail = " ".join(detail.split())
+    api = detail[len("API Error"):].lstrip(": ") if detail.startswith("API Error") else None
+    if r.api_error_status:
+        label = _API_FAILURES.get(r.api_error_status, "error")
+        return (f"The model API failed: HTTP {r.api_error_status} ({label}): "
+                f"{short(api or detail)}")
+    if api is not None:
+        low = api.lower()
+        if "streamtruncated" in low or "stream_truncated" in low:
+            return "The model API failed: the response stream was cut off halfway."
+        if "econnrefused" in low or "connection refused" in low:
+            return "The model API could not be reached: connection refused."
+        return f"The model API failed: {short(api)}"
+    if r.errors:
+        return "The turn failed: " + short("; ".join(r.errors))
+    return f"The turn failed ({r.subtype}): {short(detail)}".rstrip(": ")
+
+
+def turn_summary(duration_ms: int | None, tokens_in: int, tokens_out: int,
+                 turn_cost: float | None, session_cost: float) -> str:
+    """A turn's closing line: duration, tokens, and its cost beside the session's total."""
+    parts = [f"{duration_ms / 1000:.1f} s" if duration_ms is not None else None,
+             f"{tokens_in:,} in / {tokens_out:,} out tokens"]
+    if turn_cost is not None:
+        parts.append(f"${turn_cost:.4f} (session ${session_cost:.4f})")
+    return " · ".join(p for p in parts if p)
+
+
+def mode_marker(before: str | None, after: str, by_model: bool) -> str:
+    """A turn's marker for a confirmed mode change."""
+    return f"Mode: {before or '?'} → {after}" + (
+        " (the agent entered plan mode)" if by_model and after == "plan" else "")
+
+
+def model_marker(before: str, after: str, why: str) -> str:
+    return f"Model: {before} → {after} ({why})"
+
+
+AGENT_ENTERED_PLAN = "The agent entered plan mode"
+EMPTY_PLAN = "The agent presented an empty plan; asked it to write one"
+CLOSED_BEFORE_RUN = "the session was closed before this prompt ran"
+CLOSED_DURING_TURN = "the session was closed during this turn"
+KERNEL_STOPPED = "the kernel stopped before this turn ended"
+CLI_EXITED = "the Claude Code CLI exited"
+
+
+def plan_refused(tool: str) -> str:
+    return f"Plan mode refused {tool} (nothing changes before approval)"
+
+
+def card_failed(kind: str, error: BaseException, name: str) -> str:
+    return (f"Could not show the {kind} card ({error}); decide in code: "
+            f"plan_widgets.get({name!r}).pending")
+
+
+def not_run(reason: str) -> str:
+    return f"Not run: {reason}."
+
+
+def plan_refused_no_send(why: str) -> str:
+    return f"plan mode was refused ({why}), so this prompt was not sent"
+
+
+def stopped_answering(e: BaseException) -> str:
+    return f"the Claude Code CLI stopped answering ({e})"

@@ -1,0 +1,141 @@
+"""One ``%%claude`` cell: find its session, show the turn, ask, and wait until it settles.
+
+The cell returns when the turn ends, or when a decision waits on a card (widgets stay live
+meanwhile); in a terminal it waits for the whole turn (decisions are asked at the prompt).
+A mistake is one line in the cell; the kernel's stop button interrupts the turn, or withdraws
+a prompt that is still queued.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from typing import Any
+
+from ..model.errors import OptionError, SessionError
+from . import registry as _registry
+from .output import in_kernel
+from .resume import show_resumed
+
+log = logging.getLogger("plan_widgets")
+
+_CONFIGURED = ("model", "plan_model", "mode", "approval_timeout", "log_dir", "scripted")
+"""``ClaudeMagics`` settings that are a cell's defaults."""
+
+
+async def run(args: argparse.Namespace, body: str, config: Any = None, *,
+              background: bool = False) -> None:
+    """Run a cell's turn (``args``: the parsed ``%%claude`` line; ``config``: the
+    ``ClaudeMagics``, or None outside IPython)."""
+    if not body.strip():
+        print("%%claude: the prompt is empty: write what Claude should do below the %%claude line",
+              file=sys.stderr)
+        return
+    session = await _session(args, config)
+    if session is None:
+        return
+    if not args.resume:
+        # A new session's owner task spawns its processes first; the widgets are built while
+        # they boot (docs/benchmarks.md, figure 1).
+        await asyncio.sleep(0)
+    kernel = in_kernel()
+    if args.resume and not session.connected:  # just resumed (not already running)
+        show_resumed(session)
+    blocked = _blocked(session, kernel)
+    view, handle = _show_turn(session, body, blocked, kernel)
+    turn = _ask(session, body, args.plan, view, handle)
+    if turn is None or blocked is not None:
+        return
+    if background or args.background or (config is not None and not config.wait):
+        return
+    await _wait(session, turn, view, handle, kernel)
+
+
+async def _session(args: argparse.Namespace, config: Any) -> Any:
+    """The cell's session (reused, adjusted or started), or None after saying why not."""
+    defaults = {k: getattr(config, k) if config is not None else None for k in _CONFIGURED}
+    wanted = {
+        "model": args.model, "plan_model": args.plan_model, "mode": args.mode, "cwd": args.cwd,
+        "scripted": args.scripted, "approval_timeout": args.approval_timeout,
+        "resume": args.resume,
+    }
+    try:
+        session, notes = await _registry.obtain(args.session, wanted, defaults, new=args.new)
+    except (OptionError, SessionError) as e:
+        print(f"%%claude: {e}", file=sys.stderr)
+        return None
+    for n in notes:
+        print(n)
+    return session
+
+
+def _blocked(session: Any, kernel: bool) -> Any:
+    """The decision this cell's prompt waits behind, if any (said in one line)."""
+    blocked = session.pending
+    if blocked is not None:
+        print(f"A decision is pending ({blocked.kind}); this prompt runs after it"
+              + (". Its card again (either copy decides):" if kernel else "."))
+    return blocked
+
+
+def _show_turn(session: Any, body: str, blocked: Any, kernel: bool) -> tuple[Any, Any]:
+    """The turn's view, and the cell's display handle (None in a terminal)."""
+    if not kernel:
+        from .textview import TextTurnView
+
+        return TextTurnView(), None
+    from ..widgets import WidgetTurnView, show_card
+
+    if blocked is not None:  # its card may be gone (this cell re-run, its output cleared)
+        show_card(blocked)  # (static once decided)
+    view = WidgetTurnView(session, body, _registry.control_bar(session))
+    return view, view.show()  # the control bar, then the turn (static once it has ended)
+
+
+def _ask(session: Any, body: str, plan: bool, view: Any, handle: Any) -> Any:
+    """Queue the prompt; the turn, or None after saying why it could not start."""
+    try:
+        turn = session.ask(body, view=view, plan=plan)
+    except Exception as e:  # e.g. the session died while starting: say so where it shows
+        if handle is None:
+            print(f"%%claude: {e}", file=sys.stderr)
+        else:
+            view.error(str(e)[:1].upper() + str(e)[1:] + ".")
+            view.turn_done()
+        return None
+    if handle is not None:  # once ended, the turn's output becomes static (widgets closed)
+        turn.add_done_callback(lambda _t: view.turn_done())
+    return turn
+
+
+async def _wait(session: Any, turn: Any, view: Any, handle: Any, kernel: bool) -> None:
+    """Wait for the turn to settle (a terminal: to end); the stop button interrupts it."""
+    try:
+        if kernel:
+            await session.settle(turn)
+        else:  # in a terminal, wait for the whole turn (decisions at the prompt)
+            await turn
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        if session.withdraw(turn):  # still waiting for its turn: it must never run later
+            view.error("Interrupted before it started: this prompt was not sent.")
+            print("Interrupted: this prompt was not sent.")
+        else:
+            session.interrupt_nowait()
+            print("Interrupted: the turn was stopped and any pending decision cancelled.")
+    finally:
+        if handle is not None and not turn.done:
+            _refresh(handle, view)
+    if not turn.done and session.pending is not None and kernel:
+        d = session.pending
+        print(f"Waiting for your decision ({d.kind}) on the card above; the turn goes on "
+              f"after it. It expires in {session.options.approval_timeout:g} s.")
+
+
+def _refresh(handle: Any, view: Any) -> None:
+    """Update the cell's display (widget view plus Markdown and text fallbacks)."""
+    try:
+        handle.update(view.mimebundle(), raw=True)
+    except Exception:  # a closed frontend channel must not break the turn
+        log.debug("could not update the cell's display", exc_info=True)

@@ -1,0 +1,128 @@
+"""A session's history in words: one line per event, the turns, how each decision ended.
+
+Plain text only (escape it before it goes into HTML); the history commands and the resumed
+session's history view read it.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from .markdown import summarize
+
+
+def when(ts: float | None, fmt: str = "%Y-%m-%d %H:%M") -> str:
+    """A timestamp in local time (``?`` if unknown)."""
+    return time.strftime(fmt, time.localtime(ts)) if ts else "?"
+
+
+def event_summary(e: Any, limit: int = 140) -> str:
+    """One line of plain text about an event (escape it before putting it in HTML)."""
+    t = e.type
+    if t == "session:started":
+        text = (f"{'resumed' if e.resumed_from else 'started'} in {e.cwd}; resting mode "
+                f"{e.resting_mode}; model {e.model or 'default'}")
+    elif t == "turn:started":
+        text = f"turn {e.turn}{' (plan)' if e.plan else ''}: {e.prompt}"
+    elif t == "turn:ended":
+        cost = f"; ${e.cost_usd:.4f} (running total)" if e.cost_usd is not None else ""
+        text = (f"turn {e.turn} {e.result}; {e.input_tokens:,} in / {e.output_tokens:,} out"
+                f"{cost}" + (f"; {e.message}" if e.message else ""))
+    elif t == "plan:mode":
+        text = f"{e.mode} {e.state} ({e.source})" + (f": {e.detail}" if e.detail else "")
+    elif t == "plan:proposed":
+        text = f"plan {e.decision_id}: {e.plan}"
+    elif t == "plan:decided":
+        text = f"plan {e.decision_id} {e.outcome} by {e.by}"
+        if e.mode_after:
+            text += f"; next mode {e.mode_after}"
+        if e.feedback:
+            text += f"; feedback: {e.feedback}"
+    elif t == "model:switched":
+        text = f"{e.from_model or '?'} → {e.to_model or '?'} ({e.why})"
+    elif t == "question:asked":
+        text = f"{e.decision_id}: " + " / ".join(str(q.get("question", "")) for q in e.questions)
+    elif t == "question:answered":
+        text = f"{e.decision_id} {e.outcome} by {e.by}" + (
+            ": " + "; ".join(f"{k} = {v}" for k, v in e.answers.items()) if e.answers else "") + (
+            "; notes: " + "; ".join(f"{k}: {v}" for k, v in e.notes.items()) if e.notes else "")
+    elif t == "tool:requested":
+        text = f"{e.decision_id} {e.tool} {summarize(e.input, limit)}"
+    elif t == "tool:decided":
+        text = f"{e.decision_id} {e.outcome} by {e.by}" + (f": {e.reason}" if e.reason else "")
+    elif t == "error":
+        text = f"{e.kind}: {e.message}"
+    else:
+        text = summarize(e.model_dump(exclude={"type", "ts", "seq"}), limit)
+    return summarize(text, limit)
+
+
+_STATUS = {
+    "pending": "waiting",
+    "approved": "Approved",
+    "rejected": "Sent back (keep planning)",
+    "expired": "Expired",
+    "cancelled": "Cancelled",
+    "answered": "Answered",
+    "allowed": "Allowed",
+    "always": "Always allowed",
+    "denied": "Denied",
+}
+_BY = {"restart": "the kernel restarted before an answer; it can no longer be answered",
+       "timeout": "no answer in time", "interrupt": "interrupted", "close": "session closed",
+       "cli": "withdrawn by the CLI"}
+
+
+def decision_status(d: Any) -> str:
+    """A decision's outcome in words (plain text)."""
+    text = _STATUS.get(d.status, d.status)
+    if d.status != "pending" and d.by in _BY:
+        text += f": {_BY[d.by]}"
+    if d.status == "approved" and d.mode_after:
+        text += f" (then mode {d.mode_after})"
+    if d.superseded and d.status != "approved":
+        text += " · superseded by a later plan"
+    return text
+
+
+TURN_HEAD = ("turn", "started", "prompt", "result", "cost so far")
+"""The columns of :func:`turn_rows`."""
+
+
+def turn_rows(events: list[Any]) -> list[list[Any]]:
+    """One row per turn (see :data:`TURN_HEAD`); the cost is the session's running total
+    across CLI processes (each process restarts its own total)."""
+    rows: dict[int, list[Any]] = {}
+    base = 0.0
+    run = 0.0
+    for e in events:
+        if e.type == "turn:started":
+            rows[e.turn] = [e.turn, when(e.ts, "%m-%d %H:%M:%S"), summarize(e.prompt, 80),
+                            "unfinished", ""]
+        elif e.type == "session:started":
+            base += run
+            run = 0.0
+        elif e.type == "turn:ended" and e.turn in rows:
+            rows[e.turn][3] = e.result + (f": {summarize(e.message, 60)}" if e.message else "")
+            if e.cost_usd is not None:
+                if e.cost_usd < run:
+                    base += run
+                rows[e.turn][4] = f"${base + e.cost_usd:.4f}"
+                run = e.cost_usd
+    return list(rows.values())
+
+
+def history_lines(events: list[Any], st: Any) -> list[str]:
+    """The history of a session as plain text lines (turns, then decisions)."""
+    out = [f"turn {r[0]} at {r[1]}: {r[2]} [{r[3]}]" for r in turn_rows(events)]
+    for d in st.decisions.values():
+        if d.kind == "tool":
+            what = d.tool or ""
+        elif d.kind == "plan":
+            what = next(iter((d.plan or "").strip().splitlines()), "")
+        else:
+            what = "; ".join(str(q.get("question", "")) for q in d.questions)
+        out.append(f"{d.kind} {d.id} (turn {d.turn}): {decision_status(d)}"
+                   + (f" - {summarize(what, 80)}" if what else ""))
+    return out

@@ -1,0 +1,158 @@
+"""An in-process stand-in for the Claude Code CLI behind the session's seam (``AgentClient``).
+
+It plays the CLI's part of the protocol that the session relies on, as measured on the real CLI
+(FIELD-NOTES): a mode change is confirmed by a status report; an interrupt withdraws a pending
+permission request (its callback task is cancelled) and ends the turn with
+``error_during_execution``; a turn ends with a result. What the "model" does on a prompt is a
+test's own coroutine (``on_query``), written with :meth:`FakeClient.say`,
+:meth:`FakeClient.ask` and :meth:`FakeClient.end_turn`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+from plan_widgets.agent import signals as sig
+from plan_widgets.agent.gate import EDIT_TOOLS
+from plan_widgets.agent.seam import Allow, Answer, ClientConfig, Deny, PermissionRequest
+
+Script = Callable[["FakeClient", str], Awaitable[None]]
+
+
+class FakeClient:
+    """One fake CLI. ``FakeClient.factory(script)`` is what a Session takes as ``client=``."""
+
+    instances: list[FakeClient] = []
+
+    def __init__(self, config: ClientConfig, script: Script | None = None, *,
+                 refuse_modes: tuple[str, ...] = (), fail_connect: BaseException | None = None,
+                 model: str = "fake-model") -> None:
+        self.config = config
+        self.script = script or _say_hello
+        self.refuse_modes = refuse_modes
+        self.fail_connect = fail_connect
+        self.mode = config.mode
+        self.model = config.model or model
+        self.queries: list[str] = []
+        self.answers: list[Answer] = []
+        self.requests: list[PermissionRequest] = []
+        self._out: asyncio.Queue[sig.Signal | BaseException | None] = asyncio.Queue()
+        self._turn: asyncio.Task[None] | None = None
+        self._pending: asyncio.Task[Answer] | None = None
+        self.connected = False
+        self.disconnected = False
+        self._ids = 0
+        FakeClient.instances.append(self)
+
+    @classmethod
+    def factory(cls, script: Script | None = None, **kw: Any) -> Callable[[ClientConfig], Any]:
+        return lambda config: cls(config, script, **kw)
+
+    # -- the AgentClient protocol ------------------------------------------------------------
+    async def connect(self) -> None:
+        await asyncio.sleep(0)
+        if self.fail_connect is not None:
+            raise self.fail_connect
+        self.connected = True
+
+    async def query(self, prompt: str, session_id: str) -> None:
+        self.queries.append(prompt)
+        self._turn = asyncio.get_running_loop().create_task(self._run(prompt))
+
+    async def signals(self) -> AsyncIterator[sig.Signal]:
+        while True:
+            item = await self._out.get()
+            if item is None:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+
+    async def interrupt(self) -> None:
+        if self._pending is not None and not self._pending.done():
+            self._pending.cancel()  # control_cancel_request: the callback task is cancelled
+        if self._turn is not None and not self._turn.done():
+            self._turn.cancel()
+            self.emit(sig.TurnResult("error_during_execution", is_error=True))
+
+    async def set_permission_mode(self, mode: str) -> None:
+        if mode in self.refuse_modes:
+            raise RuntimeError(f"{mode} is not allowed here")
+        self._set_mode(mode)
+
+    async def set_model(self, model: str | None) -> None:
+        self.model = model or "fake-model"
+
+    async def disconnect(self) -> None:
+        self.disconnected = True
+        if self._turn is not None:
+            self._turn.cancel()
+        self._out.put_nowait(None)
+
+    @property
+    def pid(self) -> int | None:
+        return None
+
+    # -- what a test's "model" does ----------------------------------------------------------
+    def emit(self, signal: sig.Signal | BaseException | None) -> None:
+        self._out.put_nowait(signal)
+
+    def say(self, text: str) -> None:
+        self._ids += 1
+        self.emit(sig.MessageStart(f"msg_{self._ids}"))
+        self.emit(sig.TextDelta(text))
+        self.emit(sig.AssistantText(text, f"msg_{self._ids}"))
+
+    async def ask(self, tool: str, tool_input: dict[str, Any]) -> Answer:
+        """Call a tool that needs permission; returns the host's answer (as the CLI would
+        apply it: an approved plan with a mode leaves plan mode into that mode)."""
+        self._ids += 1
+        tid = f"toolu_{self._ids}"
+        self.emit(sig.ToolUse(tid, tool, tool_input))
+        if self._runs_unasked(tool):
+            answer: Answer = Allow()
+        else:
+            request = PermissionRequest(tool, tool_input, tool_use_id=tid)
+            self.requests.append(request)
+            self._pending = asyncio.get_running_loop().create_task(
+                self.config.can_use_tool(request))
+            answer = await self._pending
+        self.answers.append(answer)
+        if isinstance(answer, Allow) and answer.mode is not None:
+            self._set_mode(answer.mode)
+        self.emit(sig.ToolResult(tid, "ok" if isinstance(answer, Allow) else
+                                 getattr(answer, "message", ""), isinstance(answer, Deny)))
+        return answer
+
+    def _runs_unasked(self, tool: str) -> bool:
+        """As the CLI: acceptEdits runs edits without asking, bypassPermissions everything
+        but the plan and questions."""
+        if tool in ("ExitPlanMode", "AskUserQuestion"):
+            return False
+        return self.mode == "bypassPermissions" or (
+            self.mode == "acceptEdits" and tool in EDIT_TOOLS)
+
+    def end_turn(self, cost: float = 0.01) -> None:
+        self.emit(sig.TurnResult("success", cost_usd=cost, usage={"input_tokens": 10,
+                                                                  "output_tokens": 5}))
+
+    def die(self, error: BaseException | None = None) -> None:
+        """The CLI exits (the message stream ends, or fails with ``error``)."""
+        self.emit(error)
+
+    def _set_mode(self, mode: str) -> None:
+        if mode != self.mode:
+            self.mode = mode
+            self.emit(sig.ModeReport(mode))
+
+    async def _run(self, prompt: str) -> None:
+        self.emit(sig.ModelReport(self.model))
+        self.emit(sig.ModeReport(self.mode, initial=True))
+        await self.script(self, prompt)
+
+
+async def _say_hello(client: FakeClient, prompt: str) -> None:
+    client.say(f"hello: {prompt}")
+    client.end_turn()
