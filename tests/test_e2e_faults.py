@@ -22,7 +22,8 @@ pytestmark = pytest.mark.e2e
 def error_lines(k: Kernel) -> list[str]:
     """The error lines shown in turn views (red HTML widgets), as plain text."""
     with k._lock:
-        return [re.sub(r"<[^>]+>", "", str(s.get("value", ""))) for s in k.widgets.values()
+        return [re.sub(r"<[^>]+>", "", str(s.get("value", ""))).strip()
+                for s in k.widgets.values()
                 if s.get("_model_name") == "HTMLModel" and "#b91c1c" in str(s.get("value"))
                 and "<div" in str(s.get("value"))]
 
@@ -32,7 +33,7 @@ def card_status_text(k: Kernel) -> str:
         return "\n".join(re.sub(r"<[^>]+>", "", str(s.get("value", "")))
                          for s in k.widgets.values()
                          if s.get("_model_name") == "HTMLModel"
-                         and str(s.get("value", "")).startswith("<span style=\"color:"))
+                         and 'class="pw-status' in str(s.get("value", "")))
 
 
 def last_bundle_text(k: Kernel, msg_id: str) -> str:

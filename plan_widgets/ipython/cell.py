@@ -14,13 +14,11 @@ import logging
 import sys
 from typing import Any
 
-from IPython.display import display
-
 from ..agent import wording
 from ..agent.tasks import spawn
 from ..model.errors import OptionError, SessionError
 from . import registry as _registry
-from .output import in_kernel, show
+from .output import in_kernel
 from .resume import show_resumed
 
 log = logging.getLogger("plan_widgets")
@@ -91,12 +89,12 @@ def _show_turn(session: Any, body: str, blocked: Any, kernel: bool) -> tuple[Any
         from .textview import TextTurnView
 
         return TextTurnView(), None
-    from ..widgets import WidgetTurnView, card_for
+    from ..widgets import WidgetTurnView, show_card
 
     if blocked is not None:  # its card may be gone (this cell re-run, its output cleared)
-        show(card_for(blocked))
+        show_card(blocked)  # (static once decided)
     view = WidgetTurnView(session, body, _registry.control_bar(session))
-    return view, display(view.mimebundle(), raw=True, display_id=True)
+    return view, view.show()  # the control bar, then the turn (static once it has ended)
 
 
 def _ask(session: Any, body: str, plan: bool, view: Any, handle: Any) -> Any:
@@ -108,10 +106,10 @@ def _ask(session: Any, body: str, plan: bool, view: Any, handle: Any) -> Any:
             print(f"%%claude: {e}", file=sys.stderr)
         else:
             view.error(str(e)[:1].upper() + str(e)[1:] + ".")
-            _refresh(handle, view)
+            view.turn_done()
         return None
-    if handle is not None:  # the saved notebook's text fallback shows the whole turn
-        turn.add_done_callback(lambda _t: _refresh(handle, view))
+    if handle is not None:  # once ended, the turn's output becomes static (widgets closed)
+        turn.add_done_callback(lambda _t: view.turn_done())
     return turn
 
 
