@@ -11,6 +11,7 @@ from typing import Any
 
 from ..model import Cost
 from .markdown import summarize
+from .outcomes import decision_status
 
 
 def when(ts: float | None, fmt: str = "%Y-%m-%d %H:%M") -> str:
@@ -57,34 +58,6 @@ def event_summary(e: Any, limit: int = 140) -> str:
     else:
         text = summarize(e.model_dump(exclude={"type", "ts", "seq"}), limit)
     return summarize(text, limit)
-
-
-_STATUS = {
-    "pending": "waiting",
-    "approved": "Approved",
-    "rejected": "Sent back (keep planning)",
-    "expired": "Expired",
-    "cancelled": "Cancelled",
-    "answered": "Answered",
-    "allowed": "Allowed",
-    "always": "Always allowed",
-    "denied": "Denied",
-}
-_BY = {"restart": "the kernel restarted before an answer; it can no longer be answered",
-       "timeout": "no answer in time", "interrupt": "interrupted", "close": "session closed",
-       "cli": "withdrawn by the CLI"}
-
-
-def decision_status(d: Any) -> str:
-    """A decision's outcome in words (plain text)."""
-    text = _STATUS.get(d.status, d.status)
-    if d.status != "pending" and d.by in _BY:
-        text += f": {_BY[d.by]}"
-    if d.status == "approved" and d.mode_after:
-        text += f" (then mode {d.mode_after})"
-    if d.superseded and d.status != "approved":
-        text += " · superseded by a later plan"
-    return text
 
 
 TURN_HEAD = ("turn", "started", "prompt", "result", "cost so far")

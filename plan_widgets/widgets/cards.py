@@ -21,10 +21,9 @@ from IPython.display import display
 from ..agent.decisions import Decision, PlanDecision, QuestionDecision, ToolDecision
 from ..render.markdown import escape, html_block, inline_no_math
 from .markdown import html_output
-from .shared import close_tree, look, shared
+from .shared import close_tree, look, shared, widget_bundle
 from .static import (
     QUESTION_TITLE,
-    WIDGET_VIEW,
     _option_text,
     _options,
     _plan_head,
@@ -78,11 +77,8 @@ class Card(w.Box):
 
     def mimebundle(self) -> dict[str, Any]:
         """The card's display bundle: the widget, and the static card for other frontends."""
-        return {
-            WIDGET_VIEW: {"version_major": 2, "version_minor": 0, "model_id": self.model_id},
-            "text/markdown": card_html(self.decision),
-            "text/plain": decision_markdown(self.decision),
-        }
+        return widget_bundle(self, text_markdown=card_html(self.decision),
+                             text_plain=decision_markdown(self.decision))
 
     def make_static(self) -> None:
         """Replace the card's own display with the static card, and close its widget models."""

@@ -13,7 +13,7 @@ from IPython.display import display
 
 from ..agent.tasks import spawn
 from ..render.markdown import escape, html_block
-from .shared import close_tree, look, shared, warm
+from .shared import close_tree, look, shared, warm, widget_bundle
 
 if TYPE_CHECKING:
     from ..agent.session import Session
@@ -129,12 +129,9 @@ class ControlBar(w.HBox):
     def mimebundle(self) -> dict[str, Any]:
         """The live bar, with the static line for frontends without widgets."""
         st = self.session.state
-        return {
-            "application/vnd.jupyter.widget-view+json": {
-                "version_major": 2, "version_minor": 0, "model_id": self.model_id},
-            "text/markdown": self.static_line(),
-            "text/plain": f"{self.session.name}: mode {st.mode or '?'} · model {st.model or '?'}",
-        }
+        return widget_bundle(
+            self, text_markdown=self.static_line(),
+            text_plain=f"{self.session.name}: mode {st.mode or '?'} · model {st.model or '?'}")
 
     # -- user actions ----------------------------------------------------------------------
     def _on_toggle(self, change: dict[str, Any]) -> None:

@@ -9,6 +9,7 @@ docs/benchmarks.md, figure 2). Shared models are never mutated and never closed.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import Any
 
 import ipywidgets as w
 from ipywidgets.widgets.widget_bool import CheckboxStyle, ToggleButtonStyle
@@ -20,6 +21,14 @@ from ipywidgets.widgets.widget_string import HTMLStyle, TextStyle
 _CARD_BOX = {"display": "flex", "flex_flow": "row wrap", "align_items": "center",
              "padding": "6px 10px", "margin": "6px 0"}
 CARD_COLORS = {"plan": "#7c3aed", "question": "#2563eb", "tool": "#b45309"}
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def widget_bundle(widget: w.Widget, **fallbacks: str) -> dict[str, Any]:
+    """A display bundle: the widget's view, and what frontends without widgets show instead
+    (``text_markdown=``, ``text_plain=``, ... as keyword arguments)."""
+    return {WIDGET_VIEW: {"version_major": 2, "version_minor": 0, "model_id": widget.model_id},
+            **{k.replace("_", "/", 1): v for k, v in fallbacks.items()}}
 
 
 

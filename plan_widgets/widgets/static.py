@@ -11,38 +11,14 @@ import json
 import time
 from typing import Any
 
-from ..agent.decisions import Decision, Outcome, PlanDecision, QuestionDecision, ToolDecision
+from ..agent.decisions import Decision, PlanDecision, QuestionDecision, ToolDecision
 from ..agent.gate import EDIT_TOOLS
 from ..render.markdown import CARD_TITLE_STYLE, escape, html_block, render_html, summarize
+from ..render.outcomes import outcome_parts
 from .shared import CARD_COLORS
 
-_OUTCOME_TEXT = {
-    "approved": "Approved",
-    "rejected": "Sent back: keep planning",
-    "answered": "Answered",
-    "allowed": "Allowed",
-    "always": "Always allowed",
-    "denied": "Denied",
-    "expired": "Expired: no answer came, so it was denied",
-    "cancelled": "Cancelled, so it was denied",
-}
-_ENDED_TEXT = {
-    # (status, by) when the actor changes what happened, not only why
-    ("expired", "cli"): "Expired: the Claude Code CLI exited, so it was denied",
-    ("cancelled", "cli"): "Cancelled: withdrawn by the CLI, so it was denied",
-    ("expired", "restart"): "Expired: the kernel restarted before an answer came",
-}
-_BY_TEXT = {
-    "timeout": "timed out",
-    "interrupt": "interrupted",
-    "close": "session closed",
-    "cli": "withdrawn by the CLI",
-    "restart": "the kernel restarted",
-    "gate": "refused by the gate",
-}
 PLAN_TITLE = "Plan proposed: review before anything is edited"
 QUESTION_TITLE = "The agent asks"
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 def _when(ts: float) -> str:
@@ -63,7 +39,7 @@ def status_html(d: Decision) -> str:
         until = f"; expires at {_when(d.expires_at)}" if d.expires_at else ""
         return (f'<span style="color:#b45309">Waiting for you (since {_when(d.asked_at)}'
                 f"{until})</span>")
-    text, extra = _outcome_parts(o)
+    text, extra = outcome_parts(o)
     color = "#047857" if o.granted else "#b91c1c"
     sup = " · superseded by a revised plan below" if superseded else ""
     detail = f" ({escape('; '.join(extra))})" if extra else ""
@@ -140,25 +116,6 @@ def card_html(d: Decision) -> str:
         f'<div class="pw-card-status">{status_html(d)}</div></div>', "pw-html")
 
 
-def _outcome_parts(o: Outcome) -> tuple[str, list[str]]:
-    """What an outcome says: the headline and its details (plain text)."""
-    text = _ENDED_TEXT.get((o.status, o.by)) or _OUTCOME_TEXT.get(o.status, o.status)
-    extra = []
-    if o.by in _BY_TEXT and (o.status, o.by) not in _ENDED_TEXT:
-        extra.append(_BY_TEXT[o.by])
-    if o.mode and o.status == "approved":
-        extra.append(f"next mode: {o.mode}")
-    if o.feedback and o.status in ("rejected", "denied"):
-        extra.append(f"feedback: {summarize(o.feedback, 200)}")
-    if o.answers:
-        extra.append("; ".join(f"{summarize(k, 60)} = {summarize(v, 80)}"
-                               for k, v in o.answers.items()))
-    if o.notes:
-        extra.append("; ".join(f"note on {summarize(k, 60)}: {summarize(v, 80)}"
-                               for k, v in o.notes.items()))
-    return text, extra
-
-
 def decision_markdown(d: Decision) -> str:
     """A decision as Markdown source, for frontends without widgets: what was asked and,
     once decided, how it ended (untrusted parts go through the safe renderer like any text)."""
@@ -179,7 +136,7 @@ def decision_markdown(d: Decision) -> str:
         state = "superseded by a revised plan" if getattr(d, "superseded", False) else (
             "waiting for you")
     else:
-        text, extra = _outcome_parts(o)
+        text, extra = outcome_parts(o)
         state = text + (f" ({'; '.join(extra)})" if extra else "") + f" at {_when(o.at)}"
     return "\n".join([*lines, "", f"*{state}*"])
 

@@ -21,8 +21,8 @@ from ..render.markdown import escape, html_block, render_html, summarize
 from .cards import Card, card_for
 from .control import ControlBar
 from .markdown import StreamingMarkdown, html_output, set_html
-from .shared import close_tree, look, shared
-from .static import WIDGET_VIEW, card_html, decision_markdown
+from .shared import close_tree, look, shared, widget_bundle
+from .static import card_html, decision_markdown
 
 if TYPE_CHECKING:
     from ..agent.session import Session
@@ -256,10 +256,7 @@ class WidgetTurnView(w.VBox):
         fallbacks."""
         if self.static:
             return self.static_bundle()
-        return {
-            WIDGET_VIEW: {"version_major": 2, "version_minor": 0, "model_id": self.model_id},
-            **self.static_bundle(),
-        }
+        return {**widget_bundle(self), **self.static_bundle()}
 
 
 def _html_widget(safe_html: str) -> w.HTML:
