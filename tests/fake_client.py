@@ -36,6 +36,17 @@ class FakeClient:
         self.mode = config.mode
         self.model = config.model or model
         self.queries: list[str] = []
+        self.message_ids: list[str | None] = []
+        self.context_usage: dict[str, Any] | BaseException = {
+            "totalTokens": 12_000, "maxTokens": 100_000, "percentage": 12, "model": self.model,
+            "categories": [{"name": "System tools", "tokens": 9_000, "kind": "used"},
+                           {"name": "Messages", "tokens": 3_000, "kind": "used"},
+                           {"name": "Free space", "tokens": 88_000, "kind": "free"}]}
+        """What get_context_usage answers (an exception is raised instead)."""
+        self.rewinds: list[tuple[str, bool]] = []
+        self.dry_run: dict[str, Any] | BaseException | None = None
+        """What a dry run answers (None: the files written since the checkpoint)."""
+        self._written: list[tuple[str, str]] = []  # (message id, path) of each Write/Edit
         self.answers: list[Answer] = []
         self.requests: list[PermissionRequest] = []
         self._out: asyncio.Queue[sig.Signal | BaseException | None] = asyncio.Queue()
@@ -57,8 +68,9 @@ class FakeClient:
             raise self.fail_connect
         self.connected = True
 
-    async def query(self, prompt: str, session_id: str) -> None:
+    async def query(self, prompt: str, session_id: str, message_id: str | None = None) -> None:
         self.queries.append(prompt)
+        self.message_ids.append(message_id)
         self._turn = asyncio.get_running_loop().create_task(self._run(prompt))
 
     async def signals(self) -> AsyncIterator[sig.Signal]:
@@ -91,6 +103,30 @@ class FakeClient:
             self._turn.cancel()
         self._out.put_nowait(None)
 
+    async def get_context_usage(self) -> dict[str, Any]:
+        await asyncio.sleep(0)
+        if isinstance(self.context_usage, BaseException):
+            raise self.context_usage
+        return dict(self.context_usage)
+
+    async def rewind_files(self, message_id: str, *, dry_run: bool = False) -> dict[str, Any]:
+        """As the CLI: files written since prompt ``message_id`` go back (a real rewind
+        raises "No file checkpoint found" for an id it never saw)."""
+        self.rewinds.append((message_id, dry_run))
+        if message_id not in self.message_ids:
+            if dry_run:
+                return {"canRewind": False, "error": "No file checkpoint found for this message."}
+            raise RuntimeError("No file checkpoint found for this message.")
+        if dry_run and self.dry_run is not None:
+            if isinstance(self.dry_run, BaseException):
+                raise self.dry_run
+            return dict(self.dry_run)
+        since = self.message_ids.index(message_id)
+        later = set(self.message_ids[since:])
+        files = list(dict.fromkeys(p for m, p in self._written if m in later))
+        return {"canRewind": True, "filesChanged": files, "insertions": len(files),
+                "deletions": 0} if dry_run else {"canRewind": True}
+
     @property
     def pid(self) -> int | None:
         return None
@@ -122,9 +158,22 @@ class FakeClient:
         self.answers.append(answer)
         if isinstance(answer, Allow) and answer.mode is not None:
             self._set_mode(answer.mode)
+        if (isinstance(answer, Allow) and tool in EDIT_TOOLS and tool_input.get("file_path")
+                and "/.claude/plans/" not in str(tool_input["file_path"])):
+            self._written.append((self.message_ids[-1] or "", str(tool_input["file_path"])))
         self.emit(sig.ToolResult(tid, "ok" if isinstance(answer, Allow) else
                                  getattr(answer, "message", ""), isinstance(answer, Deny)))
         return answer
+
+    def tool(self, tool: str, tool_input: dict[str, Any], content: Any = "ok",
+             data: Any = None, is_error: bool = False) -> str:
+        """A tool that runs without asking (as the task tools do): its call, then its result
+        with ``data`` (the CLI's structured ``tool_use_result``). Returns the tool use id."""
+        self._ids += 1
+        tid = f"toolu_{self._ids}"
+        self.emit(sig.ToolUse(tid, tool, tool_input))
+        self.emit(sig.ToolResult(tid, content, is_error, data))
+        return tid
 
     def _runs_unasked(self, tool: str) -> bool:
         """As the CLI: acceptEdits runs edits without asking, bypassPermissions everything

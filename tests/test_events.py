@@ -402,12 +402,13 @@ def test_unknown_event_objects_are_passed_over() -> None:
 
 SAMPLES: list[Any] = [
     started(resumed_from="s0"),
-    ev.TurnStarted(turn=1, prompt="hello\nworld ✓", plan=True),
+    ev.TurnStarted(turn=1, prompt="hello\nworld ✓", plan=True, message_id="0b1c"),
     ev.TurnEnded(turn=1, result="success", cost_usd=0.0123, input_tokens=10, output_tokens=2,
-                 duration_ms=1500, message=None),
+                 duration_ms=1500, message=None, files=["/w/a.txt"]),
     mode("plan", "refused", "approval", "nope"),
     proposed("p1", plan="# Plan\n\n- a \"quoted\" step", plan_file="/x/p.md", tool_use_id="tu"),
-    decided("p1", "approved", feedback="ok", mode_after="acceptEdits", by="code"),
+    decided("p1", "approved", feedback="ok", mode_after="acceptEdits", by="code", edited=True,
+            approved_plan="# Plan (edited)"),
     ev.ModelSwitched(from_model=None, to_model="opus", why="plan model"),
     ev.QuestionAsked(decision_id="q1", questions=QUESTIONS, tool_use_id="tu2"),
     ev.QuestionAnswered(decision_id="q1", outcome="answered", answers={"Which DB?": "pg"},
@@ -415,6 +416,9 @@ SAMPLES: list[Any] = [
     ev.ToolRequested(decision_id="t1", tool="Bash", input={"command": "ls", "n": [1, 2.5, None]},
                      suggestions=[{"type": "setMode", "mode": "acceptEdits"}]),
     ev.ToolDecided(decision_id="t1", outcome="allowed", reason=None, by="gate"),
+    ev.TasksUpdated(turn=1, tasks=[{"id": "1", "subject": "Write a.txt", "status": "completed",
+                                    "active_form": "Writing a.txt"}]),
+    ev.FilesRewound(turn=1, message_id="0b1c", files=["/w/a.txt"], by="user"),
     ev.ErrorEvent(kind="session_dead", message="the CLI exited"),
 ]
 

@@ -42,11 +42,13 @@ session_started = st.builds(
 )
 event = st.one_of(
     session_started,
-    st.builds(ev.TurnStarted, turn=st.integers(1, 9), prompt=TEXT, plan=st.booleans()),
+    st.builds(ev.TurnStarted, turn=st.integers(1, 9), prompt=TEXT, plan=st.booleans(),
+              message_id=st.one_of(st.none(), st.just("0b1c-uuid"))),
     st.builds(ev.TurnEnded, turn=st.integers(1, 9),
               result=st.sampled_from(["success", "error_during_execution", "cli_died"]),
               is_error=st.booleans(), cost_usd=COST, input_tokens=st.integers(0, 10**6),
-              output_tokens=st.integers(0, 10**6), message=st.one_of(st.none(), TEXT)),
+              output_tokens=st.integers(0, 10**6), message=st.one_of(st.none(), TEXT),
+              files=st.lists(TEXT, max_size=2)),
     st.builds(ev.PlanMode, mode=MODES,
               state=st.sampled_from(["requested", "effective", "refused"]),
               source=st.sampled_from(["user", "model", "approval", "resume", "start"]),
@@ -56,7 +58,7 @@ event = st.one_of(
     st.builds(ev.PlanDecided, decision_id=st.sampled_from(PLAN_IDS),
               outcome=st.sampled_from(["approved", "rejected", "expired", "cancelled"]),
               feedback=st.one_of(st.none(), TEXT), mode_after=st.one_of(st.none(), MODES),
-              by=ACTORS),
+              by=ACTORS, edited=st.booleans(), approved_plan=st.one_of(st.none(), TEXT)),
     st.builds(ev.ModelSwitched, from_model=st.none(), to_model=st.sampled_from(["m-a", "m-b"]),
               why=TEXT),
     st.builds(ev.QuestionAsked, decision_id=st.sampled_from(QUESTION_IDS),
@@ -71,6 +73,11 @@ event = st.one_of(
     st.builds(ev.ToolDecided, decision_id=st.sampled_from(TOOL_IDS),
               outcome=st.sampled_from(["allowed", "always", "denied", "expired", "cancelled"]),
               reason=st.one_of(st.none(), TEXT), by=ACTORS),
+    st.builds(ev.TasksUpdated, turn=st.integers(0, 9), tasks=st.lists(st.fixed_dictionaries({
+        "id": st.sampled_from(["1", "2", "3"]), "subject": TEXT,
+        "status": st.sampled_from(["pending", "in_progress", "completed"])}), max_size=3)),
+    st.builds(ev.FilesRewound, turn=st.integers(1, 9), message_id=st.just("0b1c-uuid"),
+              files=st.lists(TEXT, max_size=2), by=ACTORS),
     st.builds(ev.ErrorEvent, kind=st.sampled_from(["session_dead", "plan_refusal"]),
               message=TEXT),
 )
@@ -85,7 +92,8 @@ def reference(events: list[Any]) -> dict[str, Any]:
     r: dict[str, Any] = {}
 
     def reset() -> None:
-        r.update(turns=0, mode=None, status={}, pending=[], approved=[], base=0.0, run=0.0)
+        r.update(turns=0, mode=None, status={}, pending=[], approved=[], base=0.0, run=0.0,
+                 text={}, tasks=[])
 
     reset()
     seen_start = False
@@ -107,7 +115,11 @@ def reference(events: list[Any]) -> dict[str, Any]:
                 r["run"] = c
         elif t == "plan:mode" and e.state == "effective":
             r["mode"] = e.mode
+        elif t == "tasks:updated":
+            r["tasks"] = e.tasks
         elif t in ("plan:proposed", "question:asked", "tool:requested"):
+            if t == "plan:proposed" and r["status"].get(e.decision_id, "pending") == "pending":
+                r["text"][e.decision_id] = e.plan  # a pending plan's repeat replaces it
             if e.decision_id not in r["status"]:
                 r["status"][e.decision_id] = "pending"
                 r["pending"].append(e.decision_id)
@@ -119,8 +131,11 @@ def reference(events: list[Any]) -> dict[str, Any]:
                 r["status"][e.decision_id] = e.outcome
                 if t == "plan:decided" and e.outcome == "approved":
                     r["approved"].append(e.decision_id)
+                    if e.approved_plan is not None:  # edited: the approved text is in force
+                        r["text"][e.decision_id] = e.approved_plan
     return {"turns": r["turns"], "mode": r["mode"], "pending": r["pending"],
-            "approved": r["approved"], "status": r["status"], "cost": r["base"] + r["run"]}
+            "approved": r["approved"], "status": r["status"], "cost": r["base"] + r["run"],
+            "plans": [r["text"].get(i) for i in r["approved"]], "tasks": r["tasks"]}
 
 
 def check_against_reference(state: SessionState, events: list[Any]) -> None:
@@ -129,6 +144,8 @@ def check_against_reference(state: SessionState, events: list[Any]) -> None:
     assert state.mode == ref["mode"]
     assert state.pending == ref["pending"]
     assert [p.id for p in state.plans] == ref["approved"]
+    assert [p.plan for p in state.plans] == ref["plans"]
+    assert [dict(t) for t in state.tasks] == ref["tasks"]
     assert {k: d.status for k, d in state.decisions.items()} == ref["status"]
     assert math.isclose(state.cost_usd, ref["cost"], rel_tol=1e-9, abs_tol=1e-12)
 

@@ -29,6 +29,7 @@ log = logging.getLogger("plan_widgets")
 Decider = Literal["user", "code"]
 """Who may grant: a click on a card, or the notebook's own code."""
 
+EMPTY_EDIT = "the edited plan is empty: write the plan, or approve it as proposed"
 KEEP_PLANNING_DEFAULT = (
     "The user wants you to keep planning. Revise the plan, then present it again with "
     "ExitPlanMode."
@@ -49,6 +50,9 @@ class Outcome:
     notes: dict[str, str] | None = None
     """Questions: the user's optional notes, keyed by question text."""
     at: float = field(default_factory=time.time)
+    plan: str | None = None
+    """Plans: the user's edit. Approved: the text approved (None: as proposed); sent back:
+    an edit the user had open, which was not sent."""
 
     @property
     def granted(self) -> bool:
@@ -179,13 +183,38 @@ class PlanDecision(Decision):
     unanswered: ClassVar[str] = "the plan was NOT approved."
 
     def __init__(
-        self, plan: str, plan_file: str | None, resting_mode: str, *, tool_use_id: str | None = None
+        self, plan: str, plan_file: str | None, resting_mode: str, *,
+        tool_use_id: str | None = None, tool_input: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(tool_use_id=tool_use_id)
         self.plan = plan
+        """The plan as the agent proposed it."""
         self.plan_file = plan_file
         self.resting_mode = resting_mode
         self.superseded = False
+        self.tool_input = dict(tool_input) if tool_input is not None else {"plan": plan}
+        """ExitPlanMode's input as the CLI sent it (an edited plan goes back inside it)."""
+        self.previous: PlanDecision | None = None
+        """The plan this one revises (the one sent back with Keep planning), if any."""
+
+    @property
+    def previous_plan(self) -> str | None:
+        """The text of the plan this one revises (for the Changes view), if any."""
+        return self.previous.plan if self.previous is not None else None
+
+    @property
+    def edited(self) -> bool:
+        """Whether the user edited the plan before approving it."""
+        o = self.outcome
+        return o is not None and o.status == "approved" and o.plan is not None
+
+    @property
+    def approved_plan(self) -> str | None:
+        """The text approved (the edit, if the user edited it); None unless approved."""
+        o = self.outcome
+        if o is None or o.status != "approved":
+            return None
+        return o.plan if o.plan is not None else self.plan
 
     def supersede(self) -> None:
         """Mark this plan as replaced by a revised one."""
@@ -193,16 +222,43 @@ class PlanDecision(Decision):
             self.superseded = True
             self._notify()
 
-    def approve(self, mode: str | None = None, *, by: Decider = "code") -> bool:
-        """Approve the plan; the session leaves plan mode into ``mode`` (default: resting)."""
+    def approve(self, mode: str | None = None, *, plan: str | None = None,
+                by: Decider = "code") -> bool:
+        """Approve the plan; the session leaves plan mode into ``mode`` (default: resting).
+
+        ``plan``: approve this edited text instead. The CLI rewrites the plan file with it and
+        the model reads it as the approved plan ("edited by user"). An edit that changes
+        nothing approves the plan as proposed; an empty one is refused (ValueError).
+        """
         if mode is not None and mode not in RESTING_MODES:
             raise ValueError(f"unknown mode {mode!r}: choose one of {', '.join(RESTING_MODES)}")
-        return self._resolve(Outcome("approved", by, mode=mode or self.resting_mode))
+        edited = self.edit_of(plan)
+        return self._resolve(Outcome("approved", by, mode=mode or self.resting_mode,
+                                     plan=edited))
 
-    def reject(self, feedback: str = "", *, by: Decider = "code") -> bool:
-        """Keep planning: the model receives ``feedback`` and revises the plan."""
+    def edit_of(self, plan: str | None) -> str | None:
+        """``plan`` as an edit of this plan: None if it changes nothing (or is None); raises
+        ValueError (one line) if it is empty."""
+        if plan is None:
+            return None
+        if not isinstance(plan, str):
+            raise ValueError("the edited plan must be text")
+        if not plan.strip():
+            raise ValueError(EMPTY_EDIT)
+        text = plan.replace("\r\n", "\n").replace("\r", "\n")
+        return None if text.strip() == self.plan.replace("\r\n", "\n").strip() else text
+
+    def reject(self, feedback: str = "", *, by: Decider = "code",
+               unsent_edit: str | None = None) -> bool:
+        """Keep planning: the model receives ``feedback`` and revises the plan.
+
+        ``unsent_edit``: an edit of the plan the user had open. It is NOT sent (the agent
+        revises its own plan from the feedback); the outcome keeps it so the card can say so.
+        """
         text = feedback.strip() or KEEP_PLANNING_DEFAULT
-        return self._resolve(Outcome("rejected", by, feedback=text))
+        edit = unsent_edit if unsent_edit is not None and unsent_edit.strip() != (
+            self.plan.strip()) else None
+        return self._resolve(Outcome("rejected", by, feedback=text, plan=edit))
 
     def asked_event(self) -> ev.Event:
         return ev.PlanProposed(decision_id=self.id, plan=self.plan, plan_file=self.plan_file,
@@ -213,7 +269,8 @@ class PlanDecision(Decision):
         assert o is not None
         return ev.PlanDecided(decision_id=self.id, outcome=o.status,  # type: ignore[arg-type]
                               feedback=o.feedback, by=o.by,
-                              mode_after=o.mode if o.status == "approved" else None)
+                              mode_after=o.mode if o.status == "approved" else None,
+                              edited=self.edited, approved_plan=o.plan if self.edited else None)
 
     @classmethod
     def expired_event(cls, decision_id: str) -> ev.Event:
@@ -221,6 +278,9 @@ class PlanDecision(Decision):
 
     def granted_answer(self, outcome: Outcome) -> Answer:
         if outcome.status == "approved" and outcome.by in ("user", "code"):
+            if outcome.plan is not None:  # edited: the CLI writes it to the plan file
+                return Allow(input={**self.tool_input, "plan": outcome.plan},
+                             mode=outcome.mode or self.resting_mode)
             return Allow(mode=outcome.mode or self.resting_mode)
         return Deny(outcome.feedback or "")
 
@@ -365,9 +425,12 @@ class DecisionBook:
     def add(self, decision: Decision) -> None:
         """Record a new decision; a new plan supersedes the earlier ones."""
         if isinstance(decision, PlanDecision):
-            for old in self.all:
-                if isinstance(old, PlanDecision):
-                    old.supersede()
+            plans = [d for d in self.all if isinstance(d, PlanDecision)]
+            for old in plans:
+                old.supersede()
+            last = plans[-1] if plans else None
+            if last is not None and last.outcome is not None and last.outcome.status == "rejected":
+                decision.previous = last  # a revision after Keep planning: show what changed
         self.all.append(decision)
 
     def open(self) -> list[Decision]:

@@ -130,7 +130,8 @@ class Gate:
             if not plan.strip():
                 h.note_empty_plan()
                 return Deny(EMPTY_PLAN_REFUSAL)
-            return PlanDecision(plan, plan_file, h.options.mode, tool_use_id=r.tool_use_id)
+            return PlanDecision(plan, plan_file, h.options.mode, tool_use_id=r.tool_use_id,
+                                tool_input=r.input)
         if r.tool == "AskUserQuestion":
             qs = r.input.get("questions")
             questions = [q for q in qs if isinstance(q, dict)] if isinstance(qs, list) else []

@@ -38,6 +38,15 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("plan_widgets")
 DISCONNECT_TIMEOUT = 10.0
+TASK_TOOLS_ENV = {"CLAUDE_CODE_ENABLE_TODO_TOOLS": "1"}
+"""Give the agent its task-list tools, so the turn can show its progress.
+
+Measured (notes m13, section 1): with the default model this CLI offers neither TodoWrite nor
+the Task* tools unless ``CLAUDE_CODE_ENABLE_TODO_TOOLS`` is set; with it, it offers TaskCreate /
+TaskUpdate / TaskList / TaskGet (as deferred tools, callable directly), which never ask for
+permission and run in plan mode too. Older models have them without it. A user's own setting
+(in the session's ``env`` or the kernel's environment; ``CLAUDE_CODE_ENABLE_TASKS=0`` for
+TodoWrite instead) wins; the checklist follows either shape."""
 
 
 class Lifecycle:
@@ -132,7 +141,8 @@ class Lifecycle:
         self.client = factory(ClientConfig(
             cwd=o.cwd or os.getcwd(), mode=self.resume_mode or o.mode, can_use_tool=s.gate,
             env=env, model=o.model, resume=o.resume or None, cli_path=o.cli_path,
-            session_id=None if o.resume else s.session_id, stderr=self.stderr.append))
+            session_id=None if o.resume else s.session_id, stderr=self.stderr.append,
+            file_checkpointing=o.checkpointing))
         await asyncio.wait_for(self.client.connect(), o.connect_timeout)
         self.connected.set()
         await s.connected_now(self.resume_mode or o.mode, "resume" if o.resume else "start")
@@ -144,6 +154,9 @@ class Lifecycle:
         require_credentials(o.scripted, env)
         self.scratch = ScratchDir()
         env.update(self.scratch.env())
+        for key, value in TASK_TOOLS_ENV.items():
+            if key not in env and key not in os.environ:
+                env[key] = value
         if o.scripted:
             from ..scripted import ScriptedModel
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
+import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +19,9 @@ from .. import model as ev
 from ..model.errors import SessionError
 from . import signals as sig
 from . import wording
+from .checklist import TASK_TOOLS, Checklist
+from .context import CONTEXT_TIMEOUT, ContextUsage
+from .gate import EDIT_TOOLS, is_plan_file
 from .turn import Turn
 
 if TYPE_CHECKING:
@@ -24,6 +29,19 @@ if TYPE_CHECKING:
 
 UNSHOWN_TOOLS = ("ExitPlanMode", "AskUserQuestion")
 """Tools shown as cards, not as tool lines."""
+log = logging.getLogger("plan_widgets")
+
+
+def _hook(view: Any, name: str, *args: Any) -> None:
+    """Call an optional view hook (``tasks_updated``, ``files_changed``) if the view has it;
+    views without it show nothing extra, and a failing hook never fails the turn."""
+    fn = getattr(view, name, None)
+    if fn is None:
+        return
+    try:
+        fn(*args)
+    except Exception:
+        log.exception("the turn view's %s failed", name)
 
 
 class Runner:
@@ -37,6 +55,9 @@ class Runner:
         self.turn: Turn | None = None
         """The turn running now."""
         self.count = 0
+        self.context: ContextUsage | None = None
+        """How full the context window was after the last turn (None before one ended)."""
+        self._checklist: Checklist | None = None
 
     # -- the queue ---------------------------------------------------------------------------
     def enqueue(self, turn: Turn) -> None:
@@ -80,7 +101,9 @@ class Runner:
         self.count += 1
         turn.number = self.count
         turn.started_at = time.monotonic()
-        s.emit(ev.TurnStarted(turn=turn.number, prompt=turn.prompt, plan=turn.plan))
+        turn.message_id = str(uuid.uuid4())
+        s.emit(ev.TurnStarted(turn=turn.number, prompt=turn.prompt, plan=turn.plan,
+                              message_id=turn.message_id))
         try:
             await self._send(turn)
             while not turn.done and not s.dead and not s.closed:
@@ -92,6 +115,21 @@ class Runner:
         finally:
             self.turn = None
             s.notify()
+        await self.measure_context(turn.number)
+
+    async def measure_context(self, number: int) -> None:
+        """Read how full the context is (bounded; a failure only leaves the meter as it was)."""
+        s = self.s
+        client = s.client
+        if client is None or s.dead or s.closed or not hasattr(client, "get_context_usage"):
+            return
+        try:
+            data = await asyncio.wait_for(client.get_context_usage(), CONTEXT_TIMEOUT)
+            self.context = ContextUsage.from_cli(dict(data), number)
+        except Exception as e:  # noqa: BLE001 - a meter must never fail the session
+            log.debug("context usage after turn %s: %r", number, e)
+            return
+        s.notify()
 
     async def _send(self, turn: Turn) -> None:
         s = self.s
@@ -100,7 +138,7 @@ class Runner:
             if s.state.refused:
                 raise SessionError(wording.plan_refused_no_send(s.state.refused))
         assert s.client is not None
-        await s.control(s.client.query(turn.prompt, s.session_id), "query")
+        await s.control(s.client.query(turn.prompt, s.session_id, turn.message_id), "query")
 
     def end(self, turn: Turn, result: sig.TurnResult | None, error: str | None) -> None:
         """End ``turn`` once: log it, show its closing line, and wake whoever awaits it."""
@@ -115,7 +153,7 @@ class Runner:
         s.emit(ev.TurnEnded(
             turn=turn.number, result=r.subtype, is_error=error is not None, cost_usd=r.cost_usd,
             input_tokens=r.input_tokens, output_tokens=r.output_tokens, duration_ms=dur,
-            message=error))
+            message=error, files=list(turn.files)))
         total = s.state.cost_usd  # the CLI reports a running total: show this turn's share
         turn_cost = max(total - before, 0.0) if r.cost_usd is not None else None
         turn.result = {"subtype": r.subtype, "cost_usd": r.cost_usd,
@@ -125,6 +163,8 @@ class Runner:
             turn.view.error(error)
         turn.view.finished(wording.turn_summary(dur, r.input_tokens, r.output_tokens,
                                                 turn_cost, total), error is None)
+        if turn.files and s.options.checkpointing:
+            _hook(turn.view, "files_changed", turn)
         turn.finish(error)
 
     # -- signals from the CLI ----------------------------------------------------------------
@@ -151,6 +191,7 @@ class Runner:
             self.s.marker(wording.AGENT_ENTERED_PLAN)
         if self.turn is not None:
             self.turn.tool_called(m.id, m.name)
+            self.turn.tool_inputs[m.id] = m.input
             if m.name not in UNSHOWN_TOOLS:
                 self.turn.view.tool_started(m.id, m.name, m.input)
 
@@ -158,6 +199,26 @@ class Runner:
         turn = self.turn
         if turn is not None and turn.tool_name(m.tool_use_id) not in (None, *UNSHOWN_TOOLS):
             turn.view.tool_finished(m.tool_use_id, m.content, m.is_error)
+        if turn is None or m.is_error:
+            return
+        name = turn.tool_name(m.tool_use_id)
+        tool_input = turn.tool_inputs.get(m.tool_use_id, {})
+        if name in EDIT_TOOLS:
+            path = tool_input.get("file_path") or tool_input.get("notebook_path")
+            if isinstance(path, str) and path and not is_plan_file(path, self.s.cli_env):
+                turn.changed_file(path)
+        elif name in TASK_TOOLS:
+            self._tasks(turn, name, tool_input, m)
+
+    def _tasks(self, turn: Turn, name: str, tool_input: dict[str, Any],
+               m: sig.ToolResult) -> None:
+        """A task tool's result: the checklist follows it (see :mod:`checklist`)."""
+        if self._checklist is None:  # a resumed session starts from its logged list
+            self._checklist = Checklist(self.s.state.tasks)
+        if self._checklist.apply(name, tool_input, m.data, m.is_error):
+            tasks = self._checklist.as_dicts()
+            self.s.emit(ev.TasksUpdated(turn=turn.number, tasks=tasks))
+            _hook(turn.view, "tasks_updated", tasks)
 
     def _on_model(self, m: sig.ModelReport) -> None:
         self.s.modes.saw_model(m.model)

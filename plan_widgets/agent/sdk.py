@@ -87,8 +87,18 @@ class SdkClient:
             # the SDK says "Failed to write to process stdin"; the real cause is that it exited
             raise CLIExited(code) from e
 
-    async def query(self, prompt: str, session_id: str) -> None:
-        await self._client.query(prompt, session_id=session_id)
+    async def query(self, prompt: str, session_id: str, message_id: str | None = None) -> None:
+        if message_id is None:
+            await self._client.query(prompt, session_id=session_id)
+            return
+
+        # Our own uuid on the prompt message: the CLI takes it as the message's id and as its
+        # file checkpoint's id (measured, m13 section 3), so no replayed message is needed.
+        async def one() -> AsyncIterator[dict[str, Any]]:
+            yield {"type": "user", "uuid": message_id, "session_id": session_id,
+                   "message": {"role": "user", "content": prompt}, "parent_tool_use_id": None}
+
+        await self._client.query(one(), session_id=session_id)
 
     async def signals(self) -> AsyncIterator[Signal]:
         async for msg in self._client.receive_messages():
@@ -112,6 +122,26 @@ class SdkClient:
             if proc is not None and getattr(proc, "returncode", 0) is None:
                 with contextlib.suppress(ProcessLookupError, OSError):
                     proc.kill()
+
+    async def get_context_usage(self) -> dict[str, Any]:
+        return dict(await self._client.get_context_usage())
+
+    async def rewind_files(self, message_id: str, *, dry_run: bool = False) -> dict[str, Any]:
+        if not dry_run:
+            await self._client.rewind_files(message_id)  # raises with the CLI's reason
+            return {"canRewind": True}
+        # The CLI answers a dry run (``dry_run`` in its rewind_files control request: what
+        # would change, touching nothing), but the SDK's rewind_files() has no such parameter
+        # and drops the answer. Its private control-request call is the only way to it here;
+        # if the SDK changed, say so and let the caller list the files its turns touched.
+        send = getattr(getattr(self._client, "_query", None), "_send_control_request", None)
+        if send is None:
+            raise NotImplementedError("this claude-agent-sdk has no control-request call")
+        answer = await send({"subtype": "rewind_files", "user_message_id": message_id,
+                             "dry_run": True})
+        if not isinstance(answer, dict):
+            raise NotImplementedError(f"unexpected dry-run answer: {answer!r}"[:200])
+        return dict(answer)
 
     @property
     def pid(self) -> int | None:
@@ -155,6 +185,7 @@ def _options(config: ClientConfig, permission: Any) -> ClaudeAgentOptions:
         resume=config.resume,
         session_id=config.session_id,
         cli_path=config.cli_path,
+        enable_file_checkpointing=config.file_checkpointing,
     )
 
 
@@ -231,8 +262,10 @@ def _assistant(msg: AssistantMessage) -> list[Signal]:
 def _user(msg: UserMessage) -> list[Signal]:
     if not isinstance(msg.content, list):
         return []
-    return [ToolResult(b.tool_use_id, b.content, bool(b.is_error))
-            for b in msg.content if isinstance(b, ToolResultBlock)]
+    results = [b for b in msg.content if isinstance(b, ToolResultBlock)]
+    # tool_use_result belongs to the message: it is a result's own only if it is the one
+    data = getattr(msg, "tool_use_result", None) if len(results) == 1 else None
+    return [ToolResult(b.tool_use_id, b.content, bool(b.is_error), data) for b in results]
 
 
 def _result(msg: ResultMessage) -> list[Signal]:

@@ -72,6 +72,9 @@ class ClientConfig:
     """The id of a new session (None when resuming)."""
     stderr: Callable[[str], None] | None = None
     cli_path: str | None = None
+    file_checkpointing: bool = True
+    """The CLI keeps a copy of each file its Write/Edit tools change, per prompt, so a turn's
+    files can be rewound (:meth:`AgentClient.rewind_files`)."""
 
 
 class AgentClient(Protocol):
@@ -79,12 +82,23 @@ class AgentClient(Protocol):
     disconnects it (the SDK's task group must be entered and left by one task)."""
 
     async def connect(self) -> None: ...
-    async def query(self, prompt: str, session_id: str) -> None: ...
+    async def query(self, prompt: str, session_id: str, message_id: str | None = None) -> None:
+        """Send a prompt. ``message_id`` (a uuid) becomes the prompt message's id, which is
+        also its file checkpoint's id (see :meth:`rewind_files`)."""
     def signals(self) -> AsyncIterator[Signal]: ...
     async def interrupt(self) -> None: ...
     async def set_permission_mode(self, mode: str) -> None: ...
     async def set_model(self, model: str | None) -> None: ...
     async def disconnect(self) -> None: ...
+
+    async def get_context_usage(self) -> dict[str, Any]:
+        """How full the context window is (the CLI's ``/context``; no model request)."""
+
+    async def rewind_files(self, message_id: str, *, dry_run: bool = False) -> dict[str, Any]:
+        """Put the files the CLI tracks back as they were when prompt ``message_id`` was sent.
+        ``dry_run``: change nothing and say what would change (``filesChanged``,
+        ``insertions``, ``deletions``); raises NotImplementedError if the client cannot. A
+        rewind that cannot be done raises with the CLI's reason."""
 
     @property
     def pid(self) -> int | None:

@@ -26,6 +26,7 @@ from .decisions import Decision, DecisionBook
 from .gate import Gate
 from .lifecycle import Lifecycle
 from .modes import Modes
+from .rewind import Rewinder, RewindPlan
 from .runner import Runner
 from .seam import AgentClient, ClientFactory
 from .tasks import spawn
@@ -53,6 +54,7 @@ class Session:
         self.modes = Modes(self, self.options.plan, self.options.model)
         self.gate = Gate(self)
         self.runner = Runner(self)
+        self.rewinder = Rewinder(self)
         self._pulse = asyncio.Event()
         self._listeners: list[Callable[[Session], None]] = []
         self.life = Lifecycle(self, client)
@@ -101,6 +103,19 @@ class Session:
     def plans(self) -> list[Any]:
         """Approved plans, oldest first (from the event log, so they survive restarts)."""
         return list(self.state.plans)
+
+    @property
+    def context(self) -> Any:
+        """How full the context window was after the last turn (a
+        :class:`~plan_widgets.agent.context.ContextUsage`; None before a turn ended)."""
+        return self.runner.context
+
+    async def rewind(self, turn: Any = None, *, dry_run: bool = False) -> RewindPlan:
+        """Put files back as they were before ``turn`` (a Turn or its number; default: the
+        last turn that changed files). ``dry_run``: only list what would change."""
+        if dry_run:
+            return await self.rewinder.preview(turn)
+        return await self.rewinder.rewind(turn)
 
     @property
     def busy(self) -> bool:

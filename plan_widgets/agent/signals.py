@@ -49,6 +49,9 @@ class ToolResult:
     tool_use_id: str
     content: Any
     is_error: bool
+    data: Any = None
+    """The result in structured form, as the CLI reports it beside the text (the SDK's
+    ``tool_use_result``; e.g. a created task's id). None when there is none."""
 
 
 @dataclass(frozen=True)

@@ -62,6 +62,12 @@ class Turn:
         self._done: asyncio.Future[Turn] = asyncio.get_running_loop().create_future()
         self._streamed: set[str] = set()
         self._tools: dict[str, str] = {}
+        self.tool_inputs: dict[str, dict[str, Any]] = {}
+        """Each tool call's input, by tool use id."""
+        self.message_id: str | None = None
+        """The uuid the prompt was sent with (its file checkpoint: :meth:`rewind`)."""
+        self.files: list[str] = []
+        """The files this turn's Write/Edit tools changed, in order."""
 
     @property
     def text(self) -> str:
@@ -118,6 +124,18 @@ class Turn:
 
     def tool_name(self, tool_use_id: str) -> str | None:
         return self._tools.get(tool_use_id)
+
+    def changed_file(self, path: str) -> None:
+        if path not in self.files:
+            self.files.append(path)
+
+    async def rewind(self, *, dry_run: bool = False) -> Any:
+        """Put the files back as they were before this turn (and so undo every later turn's
+        Write/Edit changes too); ``dry_run``: only say which files would change. Returns a
+        :class:`~plan_widgets.agent.rewind.RewindPlan`."""
+        if dry_run:
+            return await self.session.rewinder.preview(self)
+        return await self.session.rewinder.rewind(self)
 
     def __repr__(self) -> str:
         state = "done" if self.done else "running"

@@ -36,7 +36,12 @@ commands:
                       shows as expired (it can no longer be answered)
   log [ID]            a session's events as a table (default: this kernel's session)
   cost [ID]           cost and token totals, from the log (they survive restarts)
-  plans [ID]          the approved plans
+  plans [ID]          the approved plans (as approved: edited by you, if you edited them)
+  context             how full the context window is, by category (after the last turn)
+  rewind [TURN] [--yes]
+                      put back the files the agent's Write/Edit tools changed since TURN
+                      began (default: the last turn that changed files); lists them first,
+                      then asks to confirm (--yes: at once)
 
 ID is a session id from %claude sessions (its first characters are enough).
 
@@ -60,6 +65,11 @@ def _session_id(p: argparse.ArgumentParser) -> None:
 
 def _switch(p: argparse.ArgumentParser) -> None:
     p.add_argument("switch", choices=("on", "off"))
+
+
+def _rewind_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("turn", nargs="?")
+    p.add_argument("--yes", action="store_true")
 
 
 def _resume_arguments(p: argparse.ArgumentParser) -> None:
@@ -96,6 +106,9 @@ COMMANDS: dict[str, Command] = {c.name: c for c in [
     Command("log", history.log, _session_id, f"%claude log {_ID}", reads_logs=True),
     Command("cost", history.cost, _session_id, f"%claude cost {_ID}", reads_logs=True),
     Command("plans", history.plans, _session_id, f"%claude plans {_ID}", reads_logs=True),
+    Command("context", live.context, live=True),
+    Command("rewind", live.rewind, _rewind_arguments,
+            "%claude rewind [TURN] [--yes] [--session NAME]", live=True),
 ]}
 
 

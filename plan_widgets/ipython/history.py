@@ -106,6 +106,8 @@ def plans(args: argparse.Namespace) -> None:
         head = f"Plan {p.id} (turn {p.turn}), approved {when(p.ts_decided)}"
         if p.mode_after:
             head += f", then mode {p.mode_after}"
+        if p.edited:
+            head += "; edited by you before approval (this is the approved text)"
         show_markdown(head, p.plan or "")
 
 

@@ -97,3 +97,65 @@ def _spawn(coro: Any, failed: str | None = None) -> None:
             print(f"{failed}: {one_line(str(e))}", file=sys.stderr)
 
     spawn(coro).add_done_callback(done)
+
+
+def context(args: argparse.Namespace) -> None:
+    """How full the context window was after the last turn, by category."""
+    s = args.live
+    ctx = s.context
+    if ctx is None:
+        print(f"{s.name}: the context is measured after each turn; no turn has ended yet")
+        return
+    lines = ctx.lines()
+    print(f"{s.name}: {ctx.label} after turn {ctx.turn}: {lines[0]}")
+    for line in lines[1:]:
+        print(f"  {line}")
+
+
+def rewind(args: argparse.Namespace) -> None:
+    """``%claude rewind [TURN] [--yes]``: list the files a rewind to before TURN (default: the
+    last turn that changed files) would put back, then confirm; ``--yes`` confirms at once."""
+    s = args.live
+    not_ended(s, "cannot rewind its files")
+    if args.turn is not None and not args.turn.isdigit():
+        raise OptionError(f"%claude rewind: {args.turn!r} is not a turn number")
+    number, _ = s.rewinder.resolve(int(args.turn) if args.turn is not None else None)
+    if s.current_turn is not None or s.pending is not None:
+        raise OptionError(f"{s.name}: a turn is running: rewind its files once it has ended")
+    from .output import in_kernel
+
+    if in_kernel():  # the panel lists the files, then asks (or, --yes, rewinds at once)
+        from ..widgets.rewind import RewindPanel
+        from .output import show_widget
+
+        panel = RewindPanel(s, number)
+        show_widget(panel, f"Rewind files to before turn {number}: %claude rewind {number} "
+                    "--yes")
+        if args.yes:
+            panel.confirm()
+        else:
+            panel.ask()
+        return
+    _rewind_in_terminal(s, number, args.yes)
+
+
+def _rewind_in_terminal(s: Any, number: int, yes: bool) -> None:
+    """Terminal IPython: its loop runs only during a cell, so run the steps on it here."""
+    from IPython.core.async_helpers import get_asyncio_loop
+
+    from ..agent.rewind import NOT_TRACKED
+
+    loop = get_asyncio_loop()
+    plan = loop.run_until_complete(s.rewinder.preview(number))
+    if not plan.files:
+        print(f"{s.name}: nothing to rewind: the files are as they were before turn {number}")
+        return
+    print(f"Rewind {plan.summary} to before turn {number}:")
+    for f in plan.files:
+        print(f"  {f}")
+    print(NOT_TRACKED)
+    if not yes and input("Rewind these files? [y/N] ").strip().lower() not in ("y", "yes"):
+        print("Not rewound.")
+        return
+    done = loop.run_until_complete(s.rewinder.rewind(number, by="user"))
+    print(f"{s.name}: rewound {done.summary} to before turn {number}")

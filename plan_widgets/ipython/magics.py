@@ -106,7 +106,7 @@ class ClaudeMagics(Magics):
     @line_magic("claude")  # type: ignore[arg-type]  # (IPython types it as taking nothing)
     def claude_line(self, line: str) -> Any:
         """%claude status | interrupt | stop | sessions | plan on|off | resume [ID] | log |
-        cost [--session NAME]"""
+        cost | plans | context | rewind [TURN] [--session NAME]"""
         try:
             commands.run(self, line)
         except (Usage, OptionError) as e:

@@ -62,6 +62,21 @@ class TextTurnView:
         self._md.flush()
         self.out.line(f"-- {text} --", style="dim")
 
+    def tasks_updated(self, tasks: list[dict[str, Any]]) -> None:
+        from ..agent.checklist import progress
+
+        self._md.flush()
+        done, total = progress(tasks)
+        now = next((t for t in tasks if t.get("status") == "in_progress"), None)
+        doing = f": {summarize(now.get('subject', ''), 80)}" if now else ""
+        self.out.line(f"  [tasks {done}/{total}{doing}]", style="cyan")
+
+    def files_changed(self, turn: Any) -> None:
+        self._md.flush()
+        files = ", ".join(summarize(f, 60) for f in turn.files[:6])
+        self.out.line(f"  files changed: {files} (put them back: %claude rewind "
+                      f"{turn.number} --yes)", style="dim")
+
     def error(self, message: str) -> None:
         self._md.flush()
         self.out.line(message, style="bold red")
@@ -74,6 +89,14 @@ class TextTurnView:
         self._md.flush()
         if isinstance(decision, PlanDecision):
             note = f"plan file: {decision.plan_file}" if decision.plan_file else None
+            if decision.previous_plan is not None:  # a revision: what changed first
+                from ..render.diff import unified_diff
+
+                self.out.line("Changes from the previous plan:", style="bold")
+                for ln in unified_diff(decision.previous_plan, decision.plan).splitlines()[2:]:
+                    style = "green" if ln.startswith("+") else "red" if ln.startswith("-") \
+                        else "dim" if ln.startswith("@@") else None
+                    self.out.line(ln, style=style)
             self.out.panel("Plan proposed", decision.plan, note)
         elif isinstance(decision, QuestionDecision):
             for q in decision.questions:

@@ -56,6 +56,8 @@ class TurnStarted(_Base):
     turn: int
     prompt: str
     plan: bool = False
+    message_id: str | None = None
+    """The uuid the prompt was sent with: the CLI's file checkpoint for this turn (rewind)."""
 
 
 class TurnEnded(_Base):
@@ -77,6 +79,8 @@ class TurnEnded(_Base):
     output_tokens: int = 0
     duration_ms: int | None = None
     message: str | None = None
+    files: list[str] = Field(default_factory=list)
+    """The files this turn's Write/Edit tools changed (what a rewind can put back)."""
 
 
 class PlanMode(_Base):
@@ -102,6 +106,11 @@ class PlanDecided(_Base):
     feedback: str | None = None
     mode_after: str | None = None
     by: Actor
+    edited: bool = False
+    """The user edited the plan before approving it."""
+    approved_plan: str | None = None
+    """The text approved, when it differs from the proposed one (``edited``); the proposed
+    text stays in its ``plan:proposed`` event."""
 
 
 class ModelSwitched(_Base):
@@ -145,6 +154,23 @@ class ToolDecided(_Base):
     by: Actor
 
 
+class TasksUpdated(_Base):
+    type: Literal["tasks:updated"] = "tasks:updated"
+    turn: int
+    tasks: list[dict[str, Any]] = Field(default_factory=list)
+    """The agent's whole task list after the change: ``{"id", "subject", "status",
+    "active_form"}``, status ``pending`` / ``in_progress`` / ``completed``."""
+
+
+class FilesRewound(_Base):
+    type: Literal["files:rewound"] = "files:rewound"
+    turn: int
+    """The files are as they were before this turn's prompt was sent."""
+    message_id: str
+    files: list[str] = Field(default_factory=list)
+    by: Actor = "user"
+
+
 class ErrorEvent(_Base):
     type: Literal["error"] = "error"
     kind: str
@@ -164,6 +190,8 @@ Event = Annotated[
         QuestionAnswered,
         ToolRequested,
         ToolDecided,
+        TasksUpdated,
+        FilesRewound,
         ErrorEvent,
     ],
     Field(discriminator="type"),
@@ -173,7 +201,8 @@ EVENT_TYPES: dict[str, type[BaseModel]] = {
     cls.model_fields["type"].default: cls
     for cls in (
         SessionStarted, TurnStarted, TurnEnded, PlanMode, PlanProposed, PlanDecided,
-        ModelSwitched, QuestionAsked, QuestionAnswered, ToolRequested, ToolDecided, ErrorEvent,
+        ModelSwitched, QuestionAsked, QuestionAnswered, ToolRequested, ToolDecided,
+        TasksUpdated, FilesRewound, ErrorEvent,
     )
 }
 """Event classes by their ``type`` tag."""

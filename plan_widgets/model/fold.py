@@ -18,6 +18,7 @@ from .events import (
     DecisionKind,
     ErrorEvent,
     Event,
+    FilesRewound,
     ModelSwitched,
     PlanDecided,
     PlanMode,
@@ -25,6 +26,7 @@ from .events import (
     QuestionAnswered,
     QuestionAsked,
     SessionStarted,
+    TasksUpdated,
     ToolDecided,
     ToolRequested,
     TurnEnded,
@@ -60,6 +62,13 @@ class DecisionRecord(NamedTuple):
     by: str | None = None
     superseded: bool = False
     """A plan is superseded once a later plan is proposed."""
+    proposed_plan: str | None = None
+    """An edited plan: the text the agent proposed (``plan`` is then the approved text)."""
+    edited: bool = False
+    """The user edited the plan before approving it."""
+    revises: str | None = None
+    """The plan decision this plan revises: the plan before it, if that was sent back with
+    Keep planning (derived from the log)."""
 
     @property
     def pending(self) -> bool:
@@ -107,6 +116,12 @@ class SessionState:
     cost_run: float = field(default=0.0, repr=False)
     """The running total the current CLI process last reported."""
     latest_plan: str | None = field(default=None, repr=False)
+    tasks: tuple[Mapping[str, Any], ...] = ()
+    """The agent's task list as last updated (``tasks:updated``), in its order."""
+    tasks_turn: int = 0
+    """The turn that last updated :attr:`tasks`."""
+    rewound: tuple[int, ...] = ()
+    """The turns whose files were rewound (``files:rewound``), in order."""
 
     @property
     def plan_mode(self) -> bool:
@@ -131,7 +146,7 @@ class SessionState:
             if name == "decisions":
                 value = {k: _decision_dict(d) for k, d in value.items()}
             elif isinstance(value, tuple):
-                value = list(value)
+                value = [dict(v) if isinstance(v, Mapping) else v for v in value]
             out[name] = value
         out["plan_mode"] = self.plan_mode
         return out
@@ -205,6 +220,9 @@ class _Builder:
     cost_base: float
     cost_run: float
     latest_plan: str | None
+    tasks: tuple[Mapping[str, Any], ...]
+    tasks_turn: int
+    rewound: tuple[int, ...]
 
     def __init__(self, state: SessionState, own: bool) -> None:
         for f in _SCALARS:
@@ -358,20 +376,30 @@ def _plan_proposed(b: _Builder, e: PlanProposed) -> None:
     if known is not None and (not known.pending or known.kind != "plan"):
         return  # a repeat of a plan already decided (or a clashing id): supersedes nothing
     prev = b.latest_plan
+    revises = known.revises if known is not None else None
     if prev is not None and prev != e.decision_id:
         decs = b.decs()
         old = decs.get(prev)
         if old is not None and not old.superseded:
             decs[prev] = old._replace(superseded=True)
+        if old is not None and old.status == "rejected":
+            revises = prev  # sent back with Keep planning: this is its revision
     b.latest_plan = e.decision_id
     b.ask(e, DecisionRecord(
         id=e.decision_id, kind="plan", ts_asked=e.ts, turn=b.turns, tool_use_id=e.tool_use_id,
-        plan=e.plan, plan_file=e.plan_file,
+        plan=e.plan, plan_file=e.plan_file, revises=revises,
     ))
 
 
 def _plan_decided(b: _Builder, e: PlanDecided) -> None:
-    b.decide(e, "plan", feedback=e.feedback, mode_after=e.mode_after)
+    changes: dict[str, Any] = {"feedback": e.feedback, "mode_after": e.mode_after}
+    if e.outcome == "approved" and (e.edited or e.approved_plan is not None):
+        changes["edited"] = True
+        if e.approved_plan is not None:  # the plan in force is the text the user approved
+            old = b._decisions.get(e.decision_id)
+            changes["plan"] = e.approved_plan
+            changes["proposed_plan"] = old.plan if old is not None else None
+    b.decide(e, "plan", **changes)
 
 
 def _model_switched(b: _Builder, e: ModelSwitched) -> None:
@@ -401,6 +429,15 @@ def _tool_decided(b: _Builder, e: ToolDecided) -> None:
     b.decide(e, "tool", reason=e.reason)
 
 
+def _tasks_updated(b: _Builder, e: TasksUpdated) -> None:
+    b.tasks = tuple(MappingProxyType(dict(t)) for t in e.tasks)
+    b.tasks_turn = e.turn
+
+
+def _files_rewound(b: _Builder, e: FilesRewound) -> None:
+    b.rewound = (*b.rewound, e.turn)
+
+
 def _error(b: _Builder, e: ErrorEvent) -> None:
     b.error(f"{e.kind}: {e.message}")
 
@@ -417,6 +454,8 @@ _HANDLERS: dict[str, Any] = {
     "question:answered": _question_answered,
     "tool:requested": _tool_requested,
     "tool:decided": _tool_decided,
+    "tasks:updated": _tasks_updated,
+    "files:rewound": _files_rewound,
     "error": _error,
 }
 

@@ -34,6 +34,10 @@ class SessionOptions:
     connect_timeout: float = 90.0
     cli_path: str | None = None
     """The Claude Code CLI to run (None: the one bundled with claude-agent-sdk)."""
+    checkpointing: bool = True
+    """The CLI keeps file checkpoints, so a turn's files can be rewound. On by default: it
+    cost no measurable time or memory per turn (docs/benchmarks.md), only disk (about one copy
+    of each changed file per turn, under the CLI's ``~/.claude/file-history``)."""
 
     def validated(self) -> SessionOptions:
         """Check values a user typed; raise OptionError with one clear line."""

@@ -19,6 +19,9 @@ def when(ts: float | None, fmt: str = "%Y-%m-%d %H:%M") -> str:
     return time.strftime(fmt, time.localtime(ts)) if ts else "?"
 
 
+_BOX = {"completed": "x", "in_progress": "~"}
+
+
 def event_summary(e: Any, limit: int = 140) -> str:
     """One line of plain text about an event (escape it before putting it in HTML)."""
     t = e.type
@@ -39,6 +42,8 @@ def event_summary(e: Any, limit: int = 140) -> str:
         text = f"plan {e.decision_id} {e.outcome} by {e.by}"
         if e.mode_after:
             text += f"; next mode {e.mode_after}"
+        if e.edited:
+            text += "; edited by you" + (f": {e.approved_plan}" if e.approved_plan else "")
         if e.feedback:
             text += f"; feedback: {e.feedback}"
     elif t == "model:switched":
@@ -53,6 +58,13 @@ def event_summary(e: Any, limit: int = 140) -> str:
         text = f"{e.decision_id} {e.tool} {summarize(e.input, limit)}"
     elif t == "tool:decided":
         text = f"{e.decision_id} {e.outcome} by {e.by}" + (f": {e.reason}" if e.reason else "")
+    elif t == "tasks:updated":
+        done = sum(x.get("status") == "completed" for x in e.tasks)
+        text = f"turn {e.turn}: tasks {done}/{len(e.tasks)}" + "".join(
+            f"; [{_BOX.get(x.get('status'), ' ')}] {x.get('subject', '')}" for x in e.tasks)
+    elif t == "files:rewound":
+        text = (f"files put back as before turn {e.turn} by {e.by}: {len(e.files)} file(s)"
+                + (": " + ", ".join(e.files) if e.files else ""))
     elif t == "error":
         text = f"{e.kind}: {e.message}"
     else:

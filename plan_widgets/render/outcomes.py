@@ -46,6 +46,10 @@ def outcome_parts(o: Outcome) -> tuple[str, list[str]]:
         extra.append(_BY_TEXT[o.by])
     if o.mode and o.status == "approved":
         extra.append(f"next mode: {o.mode}")
+    if o.plan is not None and o.status == "approved":
+        extra.append("edited by you")
+    if o.plan is not None and o.status == "rejected":
+        extra.append("your edit was not sent: Keep planning sends only the feedback")
     if o.feedback and o.status in ("rejected", "denied"):
         extra.append(f"feedback: {summarize(o.feedback, 200)}")
     if o.answers:
@@ -80,6 +84,8 @@ def decision_status(d: Any) -> str:
         text += f": {_BY[d.by]}"
     if d.status == "approved" and d.mode_after:
         text += f" (then mode {d.mode_after})"
+    if d.status == "approved" and getattr(d, "edited", False):
+        text += ", edited by you"
     if d.superseded and d.status != "approved":
         text += " · superseded by a later plan"
     return text

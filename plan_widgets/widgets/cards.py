@@ -21,6 +21,7 @@ from IPython.display import display
 from ..agent.decisions import Decision, PlanDecision, QuestionDecision, ToolDecision
 from ..render.markdown import escape, html_block, inline_no_math
 from .markdown import html_output
+from .plan_edit import PlanEditor
 from .shared import close_tree, look, shared, widget_bundle
 from .static import (
     QUESTION_TITLE,
@@ -123,6 +124,7 @@ class PlanCard(Card):
 
     def __init__(self, decision: PlanDecision) -> None:
         head = html_output(_plan_head(decision), layout=shared("full"))
+        self.editor = PlanEditor(self, decision, head)  # Changes, Edit (widgets/plan_edit)
         self.feedback = w.Textarea(placeholder="What should change? (feedback for the agent)",
                                    rows=3, **look("full", "text"))
         self.approve_button = w.Button(description="Approve", button_style="success",
@@ -133,14 +135,14 @@ class PlanCard(Card):
             self.approve_edits_button = w.Button(
                 description="Approve, auto-accept edits", button_style="info",
                 icon="check-double", **look("auto", "button"))
-            self.approve_edits_button.on_click(
-                lambda _b: decision.approve("acceptEdits", by="user"))
+            self.approve_edits_button.on_click(lambda _b: self.editor.approve("acceptEdits"))
         self.keep_button = w.Button(description="Keep planning", button_style="warning",
                                     icon="pencil", **look("auto", "button"))
-        self.approve_button.on_click(lambda _b: decision.approve(by="user"))
-        self.keep_button.on_click(lambda _b: decision.reject(self.feedback.value, by="user"))
+        self.approve_button.on_click(lambda _b: self.editor.approve())
+        self.keep_button.on_click(lambda _b: self.editor.keep(self.feedback.value))
         buttons = [self.approve_button, self.approve_edits_button, self.keep_button]
-        super().__init__(decision, [head, self.feedback, *[b for b in buttons if b]])
+        super().__init__(decision, [head, *self.editor.controls, self.feedback,
+                                    *[b for b in buttons if b]])
 
 
 class QuestionCard(Card):

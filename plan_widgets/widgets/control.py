@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import ipywidgets as w
 from IPython.display import display
 
+from ..agent.checklist import progress
 from ..agent.tasks import spawn
 from ..render.markdown import escape, html_block
 from .shared import close_tree, look, shared, warm, widget_bundle
@@ -37,6 +38,22 @@ def _badge(label: str, value: str, color: str = "#374151", title: str = "") -> s
     )
 
 
+def progress_badges(st: Any, ctx: Any) -> str:
+    """The task list's progress ("tasks 3/5", while the turn that keeps it is the latest) and
+    how full the context is ("ctx 12%", its categories in the tooltip)."""
+    out = []
+    if st.tasks and st.tasks_turn == st.turns:
+        done, total = progress(st.tasks)
+        left = ", ".join(str(t.get("subject", "")) for t in st.tasks
+                         if t.get("status") != "completed")
+        out.append(_badge("tasks", f"{done}/{total}", "#047857" if done == total else "#2563eb",
+                          f"the agent's task list; not done: {left}" if left else "all done"))
+    if ctx is not None:
+        color = "#b91c1c" if ctx.percentage >= 80 else "#374151"
+        out.append(_badge("", ctx.label, color, "\n".join(ctx.lines())))
+    return " ".join(out)
+
+
 class ControlBar(w.HBox):
     """One per session, shown in every ``%%claude`` cell of it (all views stay in sync)."""
 
@@ -52,13 +69,14 @@ class ControlBar(w.HBox):
         self.mode_marker = w.HTML(**look("layout", "html"))
         self.model_marker = w.HTML(**look("layout", "html"))
         self.state_marker = w.HTML(**look("layout", "html"))
+        self.progress_marker = w.HTML(**look("layout", "html"))  # "tasks 3/5", "ctx 12%"
         self.interrupt_button = w.Button(
             description="Interrupt", icon="stop", tooltip="Interrupt the running turn",
             **look("auto", "button"),
         )
         super().__init__(
             [self.toggle, self.mode_marker, self.model_marker, self.state_marker,
-             self.interrupt_button],
+             self.progress_marker, self.interrupt_button],
             layout=shared("bar"), _dom_classes=("pw-control-bar",), **kwargs,
         )
         self._syncing = False
@@ -153,10 +171,13 @@ class ControlBar(w.HBox):
         s = self.session
         st = s.state
         status = s.status
-        key = (st.mode, st.requested_mode, st.refused, st.model, status, s.plan_in_force)
+        ctx = getattr(s, "context", None)
+        key = (st.mode, st.requested_mode, st.refused, st.model, status, s.plan_in_force,
+               st.tasks, st.tasks_turn, st.turns, ctx)
         if key == self._last:
             return
         self._last = key
+        self.progress_marker.value = progress_badges(st, ctx)
         mode = st.mode or "?"
         if st.requested_mode and st.requested_mode != st.mode:
             mode_html = _badge("mode", f"{mode} → {st.requested_mode}…", "#b45309",

@@ -13,11 +13,11 @@ from typing import Any
 
 from ..agent.decisions import Decision, PlanDecision, QuestionDecision, ToolDecision
 from ..agent.gate import EDIT_TOOLS
-from ..render.markdown import CARD_TITLE_STYLE, escape, html_block, render_html, summarize
+from ..render.markdown import CARD_TITLE_STYLE, escape, html_block, summarize
 from ..render.outcomes import outcome_parts
+from .plan_edit import plan_head, plan_markdown
 from .shared import CARD_COLORS
 
-PLAN_TITLE = "Plan proposed: review before anything is edited"
 QUESTION_TITLE = "The agent asks"
 
 
@@ -48,10 +48,7 @@ def status_html(d: Decision) -> str:
 
 
 def _plan_head(d: PlanDecision) -> str:
-    parts = [_title(PLAN_TITLE), render_html(d.plan, card=True)]
-    if d.plan_file:
-        parts.append(f"<div><small>Plan file: <code>{escape(d.plan_file)}</code></small></div>")
-    return "".join(parts)
+    return plan_head(d)  # the approved edit, a revision's changes, or the plan (plan_edit)
 
 
 def _options(q: dict[str, Any]) -> list[dict[str, Any]]:
@@ -120,7 +117,7 @@ def decision_markdown(d: Decision) -> str:
     """A decision as Markdown source, for frontends without widgets: what was asked and,
     once decided, how it ended (untrusted parts go through the safe renderer like any text)."""
     if isinstance(d, PlanDecision):
-        lines = ["**Plan proposed**", "", d.plan]
+        lines = plan_markdown(d)
     elif isinstance(d, QuestionDecision):
         lines = ["**The agent asks**", ""]
         for q in d.questions:

@@ -98,7 +98,37 @@ class WidgetTurnView(w.VBox):
         self._bar: Any = None  # the control bar's display in this cell
         self._turn_done = False
         self.static = False
+        self._tasks: tuple[int, w.Output | None] | None = None  # the checklist's part
+        self.rewind_offer: Any = None  # Rewind files, under the finished turn (widgets.rewind)
         super().__init__(layout=shared("layout"), _dom_classes=("pw-turn",))
+
+    # -- optional hooks (the runner calls them if a view has them) ----------------------------
+    def tasks_updated(self, tasks: list[dict[str, Any]]) -> None:
+        """The agent's task list changed: one checklist in the turn, updated in place (its
+        final state stays in the static view)."""
+        from .progress import tasks_html, tasks_markdown
+
+        html = tasks_html(tasks)
+        if self._tasks is None:
+            out = None if self.static else html_output(html, layout=shared("layout"))
+            self._tasks = (self._part(tasks_markdown(tasks), html_block(html, "pw-html"), out),
+                           out)
+            return
+        i, out = self._tasks
+        self._transcript[i] = tasks_markdown(tasks)
+        self._parts_html[i] = html_block(html, "pw-html")
+        if self.static:
+            self._update_static()
+        elif out is not None:
+            set_html(out, html)
+
+    def files_changed(self, turn: Any) -> None:
+        """The turn changed files: say which, and offer Rewind files under the finished turn."""
+        from .rewind import RewindOffer, files_changed_html
+
+        text, html = files_changed_html(turn.number, turn.files, self.session.options.cwd)
+        self._part(text, html)
+        self.rewind_offer = RewindOffer(self, turn.number, list(turn.files))
 
     def show(self) -> Any:
         """Display the control bar and this view in the current cell; returns the view's
@@ -216,7 +246,7 @@ class WidgetTurnView(w.VBox):
         if self._handle is None:
             return
         try:
-            self._handle.update(self.static_bundle(), raw=True)
+            self._handle.update(self.mimebundle(), raw=True)
         except Exception:  # a closed frontend channel must not break the turn
             pass
 
@@ -255,7 +285,8 @@ class WidgetTurnView(w.VBox):
         """The display bundle: the widget view (until static), with Markdown and text
         fallbacks."""
         if self.static:
-            return self.static_bundle()
+            offer = self.rewind_offer  # a live Rewind files under the static turn
+            return offer.bundle(self.static_bundle()) if offer else self.static_bundle()
         return {**widget_bundle(self), **self.static_bundle()}
 
 

@@ -1,0 +1,199 @@
+"""The plan part of a plan card: the plan, what changed since its last version, and an editor.
+
+- A revised plan (one that follows a plan sent back with Keep planning) opens on **Changes**:
+  a diff from the previous version (:mod:`plan_widgets.render.diff`, escaped: both versions
+  are model text) with the full plan folded below it; the **Changes** toggle shows the plan
+  alone instead.
+- **Edit** turns the plan into a text area holding its Markdown; **Preview** renders the edit
+  through the safe path; **Discard edit** goes back to the plan as proposed. Approving while
+  the editor is open approves the edit (``PlanDecision.approve(plan=...)``): an empty edit is
+  refused in one line, an unchanged one approves the plan as proposed. Keep planning from the
+  editor sends the feedback only, and the card says the edit was not sent.
+
+The card's head (title and plan) stays one rendered block (:func:`plan_head`, also the static
+card's); the editor adds one button (two for a revision) and makes its text area on the first
+Edit.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ipywidgets as w
+
+from ..agent.decisions import PlanDecision
+from ..render.diff import diff_html, diff_markdown
+from ..render.markdown import CARD_TITLE_STYLE, escape, render_html
+from .markdown import set_html
+from .shared import look
+
+PLAN_TITLE = "Plan proposed: review before anything is edited"
+REVISED_TITLE = "Revised plan: review the changes"
+EDITED_TITLE = "Plan approved, edited by you"
+
+
+def _title(text: str) -> str:
+    return f'<div class="pw-card-title" style="{CARD_TITLE_STYLE}">{escape(text)}</div>'
+
+
+def _note(text: str) -> str:
+    return f'<div><small style="color:#6b7280">{escape(text)}</small></div>'
+
+
+def _folded(summary: str, safe_html: str) -> str:
+    return f"<details><summary>{escape(summary)}</summary>{safe_html}</details>"
+
+
+def plan_head(d: PlanDecision, view: str = "auto", draft: str | None = None) -> str:
+    """The card's head as safe HTML: its title, then the plan as ``view`` says: ``plan``,
+    ``changes`` (the diff from the previous version, the full plan folded), ``edit`` (a note:
+    the text area follows), ``preview`` (``draft`` rendered), or ``auto``: what the decision
+    calls for (the approved edit, a revision's changes, else the plan)."""
+    o = d.outcome
+    if view == "auto":
+        if d.edited and o is not None and o.plan is not None:
+            return (_title(EDITED_TITLE) + render_html(o.plan, card=True) + _folded(
+                "Your edits to the proposed plan", diff_html(d.plan, o.plan)) + _file(d))
+        view = "changes" if d.previous_plan is not None else "plan"
+    title = _title(REVISED_TITLE if d.previous_plan is not None else PLAN_TITLE)
+    if view == "changes" and d.previous_plan is not None:
+        body = diff_html(d.previous_plan, d.plan) + _folded(
+            "The full revised plan", render_html(d.plan, card=True))
+    elif view == "edit":
+        body = _note("Editing the plan's Markdown below. Approve sends your edit as the "
+                     "approved plan; Keep planning sends only your feedback.")
+    elif view == "preview":
+        body = _note("Preview of your edit:") + render_html(draft or "", card=True)
+    else:
+        body = render_html(d.plan, card=True)
+    return title + body + _file(d)
+
+
+def _file(d: PlanDecision) -> str:
+    if not d.plan_file:
+        return ""
+    return f"<div><small>Plan file: <code>{escape(d.plan_file)}</code></small></div>"
+
+
+def plan_markdown(d: PlanDecision) -> list[str]:
+    """A plan decision's lines for the text fallback: the edited text once approved (with the
+    edits as a unified diff), a revision's unified diff before its text, else the plan."""
+    o = d.outcome
+    if d.edited and o is not None and o.plan is not None:
+        return [f"**{EDITED_TITLE}**", "", o.plan, "", "Your edits to the proposed plan:", "",
+                diff_markdown(d.plan, o.plan, "proposed plan", "approved plan")]
+    if d.previous_plan is not None:
+        return ["**Revised plan proposed**", "", "Changes from the previous plan:", "",
+                diff_markdown(d.previous_plan, d.plan), "", d.plan]
+    return ["**Plan proposed**", "", d.plan]
+
+
+class PlanEditor:
+    """The plan's view and editor on a :class:`~.cards.PlanCard` (see the module's doc):
+    ``controls`` go into the card after its ``head``; Approve and Keep planning go through
+    :meth:`approve` and :meth:`keep`."""
+
+    def __init__(self, card: Any, decision: PlanDecision, head: w.Output) -> None:
+        self.card = card
+        self.d = decision
+        self.head = head
+        self.mode = "changes" if decision.previous_plan is not None else "plan"
+        self.edit_button = w.Button(description="Edit", icon="edit",
+                                    tooltip="Edit the plan's Markdown before approving it",
+                                    **look("auto", "button"))
+        self.edit_button.on_click(lambda _b: self.open_editor())
+        self.changes_button: w.ToggleButton | None = None
+        if decision.previous_plan is not None:
+            self.changes_button = w.ToggleButton(
+                value=True, description="Changes", icon="exchange",
+                tooltip="The changes from the previous plan, or the full plan",
+                **look("auto", "toggle"))
+            self.changes_button.observe(self._on_changes, "value")
+        self.controls: list[w.Widget] = [b for b in (self.changes_button, self.edit_button) if b]
+        self.text: w.Textarea | None = None
+        self.preview_button: w.ToggleButton | None = None
+        self.discard_button: w.Button | None = None
+        decision.watch(self._on_decided)
+
+    # -- the card's actions ------------------------------------------------------------------
+    @property
+    def editing(self) -> bool:
+        return self.mode in ("edit", "preview")
+
+    @property
+    def draft(self) -> str | None:
+        """The text in the editor (None unless it is open)."""
+        return self.text.value if self.text is not None and self.editing else None
+
+    def approve(self, mode: str | None = None) -> bool:
+        """Approve: the edit if the editor is open, else the plan as proposed."""
+        try:
+            return self.d.approve(mode, plan=self.draft, by="user")
+        except ValueError as e:  # an empty edit: one line on the card, nothing decided
+            msg = str(e)[:1].upper() + str(e)[1:]
+            self.card._set_status(f'<span style="color:#b91c1c">{escape(msg)}.</span>')
+            return False
+
+    def keep(self, feedback: str) -> bool:
+        """Keep planning with ``feedback``; an open edit is not sent (the card says so)."""
+        return self.d.reject(feedback, by="user", unsent_edit=self.draft)
+
+    # -- views -------------------------------------------------------------------------------
+    def open_editor(self) -> None:
+        if self.d.done or self.editing:
+            return
+        if self.text is None:
+            rows = min(30, max(6, self.d.plan.count("\n") + 2))
+            self.text = w.Textarea(value=self.d.plan, rows=rows, **look("full", "text"),
+                                   _dom_classes=("pw-plan-edit",))
+            self.preview_button = w.ToggleButton(description="Preview", icon="eye",
+                                                 tooltip="Show your edit rendered",
+                                                 **look("auto", "toggle"))
+            self.preview_button.observe(self._on_preview, "value")
+            self.discard_button = w.Button(description="Discard edit", icon="undo",
+                                           tooltip="Back to the plan as proposed",
+                                           **look("auto", "button"))
+            self.discard_button.on_click(lambda _b: self.discard())
+        else:
+            self.text.value = self.d.plan
+        self._show("edit")
+
+    def discard(self) -> None:
+        if not self.d.done:
+            self._show("changes" if self.d.previous_plan is not None else "plan")
+
+    def _on_changes(self, change: dict[str, Any]) -> None:
+        if not self.editing and not self.d.done:
+            self._show("changes" if change["new"] else "plan")
+
+    def _on_preview(self, change: dict[str, Any]) -> None:
+        if self.editing and not self.d.done:
+            self._show("preview" if change["new"] else "edit")
+
+    def _show(self, mode: str) -> None:
+        """Show the head as ``mode`` says, and the editor's widgets while it is open."""
+        self.mode = mode
+        set_html(self.head, plan_head(self.d, mode, self.draft if mode == "preview" else None))
+        if self.preview_button is not None and mode != "preview":
+            self.preview_button.value = False
+        editor: list[w.Widget] = []
+        if mode == "edit" and self.text is not None:
+            editor = [self.text]
+        if self.editing and self.preview_button is not None and self.discard_button:
+            editor += [self.preview_button, self.discard_button]
+        row = editor or self.controls
+        kids = [c for c in self.card.children if c not in (
+            *self.controls, self.text, self.preview_button, self.discard_button)]
+        at = kids.index(self.head) + 1
+        self.card.children = (*kids[:at], *row, *kids[at:])
+
+    def _on_decided(self) -> None:
+        """Decided (by anyone): the editor closes, and the head shows what was decided."""
+        if self.editing or self.d.edited:
+            self.mode = "decided"
+            kids = [c for c in self.card.children
+                    if c not in (self.text, self.preview_button, self.discard_button)]
+            at = kids.index(self.head) + 1
+            self.card.children = (*kids[:at], *self.controls, *[
+                c for c in kids[at:] if c not in self.controls])
+        set_html(self.head, plan_head(self.d))
