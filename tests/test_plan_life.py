@@ -17,7 +17,8 @@ from test_session import PLAN, kinds, make, run, until
 
 from plan_widgets.agent import context as ctx_mod
 from plan_widgets.agent.checklist import Checklist, progress
-from plan_widgets.agent.decisions import EMPTY_EDIT, PlanDecision
+from plan_widgets.agent.decisions import PlanDecision
+from plan_widgets.agent.plan_edits import EMPTY_EDIT
 from plan_widgets.agent.seam import Allow
 from plan_widgets.agent.session import Session
 from plan_widgets.model import fold
@@ -418,31 +419,40 @@ def test_no_rewind_while_a_turn_runs_or_with_checkpointing_off(tmp_path: Path) -
 # -- the widgets, without a kernel ---------------------------------------------------------------
 
 
+def _head(card: Any) -> str:
+    return str(card.editor.head.outputs[0]["data"]["text/markdown"])
+
+
 def test_the_plan_card_edits_previews_and_approves_the_edit() -> None:
     async def main() -> None:
-        from plan_widgets.widgets.cards import PlanCard, decision_markdown
-        from plan_widgets.widgets.plan_edit import EDITED_BY_YOU
+        from plan_widgets.widgets.cards import PlanCard, card_html, decision_markdown
 
         d = PlanDecision(PLAN["plan"], PLAN["planFilePath"], "default", tool_input=PLAN)
         card = PlanCard(d)
         ed = card.editor
         assert ed.text is None and ed.changes_button is None  # made on the first Edit
+        assert ed.edit_button in card.children
         ed.edit_button.click()
         assert ed.text is not None and ed.text.value == PLAN["plan"]
-        assert ed.box.children == (ed.text,)
+        kids = list(card.children)
+        assert kids[kids.index(ed.head) + 1] is ed.text and ed.edit_button not in kids
+        assert "Editing the plan" in _head(card) and "write x.py" not in _head(card)
         ed.text.value = "   "
         card.approve_button.click()  # an empty edit: one line on the card, nothing decided
-        assert not d.done and "The edited plan is empty" in ed.note.value
+        assert not d.done and "The edited plan is empty" in card.status.value
         ed.text.value = EDITED
         assert ed.preview_button is not None
         ed.preview_button.value = True  # Preview: the edit rendered by the safe path
-        assert ed.preview_out is not None and ed.box.children == (ed.preview_out,)
-        md = ed.preview_out.outputs[0]["data"]["text/markdown"]
-        assert "<h1>Plan (edited)</h1>" in md and "&lt;b&gt;" in md and "$" not in md
+        assert ed.text not in card.children
+        head = _head(card)
+        assert "Plan (edited)</h1>" in head and "&lt;b&gt;" in head and "$" not in head
         card.approve_button.click()
         assert d.approved_plan == EDITED and d.edited
-        assert EDITED_BY_YOU in ed.note.value and ed.box.children == (ed.plan_out,)
+        assert ed.text not in card.children and ed.edit_button.disabled
+        assert "Plan approved, edited by you" in _head(card) and "Plan (edited)</h1>" in _head(card)
         assert "edited by you" in card.status.value
+        static = card_html(d)
+        assert "Plan approved, edited by you" in static and "Your edits to the proposed" in static
         fallback = decision_markdown(d)
         assert fallback.startswith("**Plan approved, edited by you**\n\n" + EDITED)
         assert "```diff" in fallback
@@ -452,8 +462,7 @@ def test_the_plan_card_edits_previews_and_approves_the_edit() -> None:
 
 def test_keep_planning_from_the_editor_sends_only_the_feedback() -> None:
     async def main() -> None:
-        from plan_widgets.widgets.cards import PlanCard
-        from plan_widgets.widgets.plan_edit import EDIT_NOT_SENT
+        from plan_widgets.widgets.cards import PlanCard, card_html
 
         d = PlanDecision(PLAN["plan"], None, "default", tool_input=PLAN)
         card = PlanCard(d)
@@ -463,9 +472,12 @@ def test_keep_planning_from_the_editor_sends_only_the_feedback() -> None:
         card.feedback.value = "add a test"
         card.keep_button.click()
         assert d.outcome is not None and d.outcome.status == "rejected"
-        assert d.outcome.feedback == "add a test" and d.outcome.plan is None
-        assert EDIT_NOT_SENT in card.editor.note.value
+        assert d.outcome.feedback == "add a test" and not d.edited
         assert d.granted_answer(d.outcome).message == "add a test"  # type: ignore[union-attr]
+        assert "your edit was not sent" in card.status.value
+        assert "your edit was not sent" in card_html(d)
+        e = d.decided_event()
+        assert (e.edited, e.approved_plan) == (False, None)  # type: ignore[union-attr]
 
     run(main())
 
@@ -473,7 +485,7 @@ def test_keep_planning_from_the_editor_sends_only_the_feedback() -> None:
 def test_a_revised_plan_card_opens_on_changes_and_toggles_to_the_plan() -> None:
     async def main() -> None:
         from plan_widgets.agent.decisions import DecisionBook
-        from plan_widgets.widgets.cards import PlanCard, decision_markdown
+        from plan_widgets.widgets.cards import PlanCard, card_html, decision_markdown
 
         book = DecisionBook()
         first = PlanDecision("# Plan v1\n\n1. Create `hello.py`.\n", None, "default")
@@ -484,21 +496,21 @@ def test_a_revised_plan_card_opens_on_changes_and_toggles_to_the_plan() -> None:
         book.add(second)
         card = PlanCard(second)
         ed = card.editor
-        assert ed.mode == "changes" and ed.changes_out is not None
-        assert ed.box.children == (ed.changes_out,)
-        md = ed.changes_out.outputs[0]["data"]["text/markdown"]
-        assert "+2 −1 lines" in md and "<ins " in md and "<del " in md and "v2</ins>" in md
-        assert ed.changes_button is not None and ed.changes_button.value is True
+        assert ed.mode == "changes" and ed.changes_button is not None
+        assert ed.changes_button.value is True and ed.changes_button in card.children
+        head = _head(card)
+        assert "Revised plan: review the changes" in head
+        assert "+2 −1 lines" in head and "v2</ins>" in head and "v1</del>" in head
+        assert "<details><summary>The full revised plan</summary>" in head
         ed.changes_button.value = False
-        assert ed.box.children == (ed.plan_out,)
+        assert "<ins " not in _head(card) and "Plan v2</h1>" in _head(card)
         ed.changes_button.value = True
-        assert ed.box.children == (ed.changes_out,)
-        assert "Revised plan" in card.children[0].value
+        assert "v2</ins>" in _head(card)
         fallback = decision_markdown(second)
         assert "```diff\n--- previous plan\n+++ revised plan\n" in fallback
         assert "\n-# Plan v1\n+# Plan v2\n" in fallback
         second.approve()
-        assert ed.box.children == (ed.plan_out,)  # what was approved, in full
+        assert "v2</ins>" in card_html(second)  # the static card keeps the changes
 
     run(main())
 
@@ -506,42 +518,56 @@ def test_a_revised_plan_card_opens_on_changes_and_toggles_to_the_plan() -> None:
 def test_the_turn_shows_a_live_checklist_and_a_rewind_offer(tmp_path: Path) -> None:
     async def main() -> None:
         from plan_widgets.widgets.control import ControlBar
-        from plan_widgets.widgets.rewind import RewindPanel
+        from plan_widgets.widgets.rewind import RewindOffer
         from plan_widgets.widgets.turn import WidgetTurnView
 
         s = make(tmp_path, task_turn)
         bar = ControlBar(s)
         view = WidgetTurnView(s, "do it", bar)
         await s.ask("do it", view=view)
-        assert view.tasks is not None and view.children[-2] is view.tasks
-        html = view.tasks.outputs[0]["data"]["text/markdown"]
+        assert view._tasks is not None
+        i, out = view._tasks
+        assert out is not None and out in view.children
+        html = out.outputs[0]["data"]["text/markdown"]
         assert "Tasks 1/2" in html and "Write a.txt" in html and "☑" in html and "◐" in html
         assert "**Tasks 1/2**" in view.fallback_text()
         assert "- [x] Write a.txt" in view.fallback_text()
+        assert "Tasks 1/2" in view.fallback_markdown()  # the static view keeps the list
         await until(lambda: s.context is not None)
-        assert "tasks <b>1/2</b>" in bar.progress_marker.value
-        assert "ctx 12%" in bar.progress_marker.value
-        assert "System tools: 9,000 tokens" in bar.progress_marker.value  # the tooltip
+        assert "tasks <b>1/2</b>" in bar.state_marker.value
+        assert "ctx 12%" in bar.state_marker.value
+        assert "System tools: 9,000 tokens" in bar.state_marker.value  # the tooltip
         plain = WidgetTurnView(s, "again", bar)
         await s.ask("again", view=plain)
-        assert plain.tasks is None and "Tasks" not in plain.fallback_text()
+        assert plain._tasks is None and "Tasks" not in plain.fallback_text()
         await until(lambda: s.context is not None and s.context.turn == 2)
-        assert "tasks" not in bar.progress_marker.value  # a turn with no list shows none
+        assert "tasks" not in bar.state_marker.value  # a turn with no list shows none
         await s.close()
-        # a turn that wrote files offers Rewind files, and lists them before confirming
+        # a finished turn that wrote files: static, with Rewind files under it
         (tmp_path / "w").mkdir()
         s2 = make(tmp_path / "w", write_turn, mode="acceptEdits")
         v2 = WidgetTurnView(s2, "write a.txt", ControlBar(s2))
         t = await s2.ask("write a.txt", view=v2)
-        panel = v2.children[-1]
-        assert isinstance(panel, RewindPanel) and panel.turn == t.number
+        offer = v2.rewind_offer
+        assert isinstance(offer, RewindOffer) and offer.panel.turn == t.number
         assert "%claude rewind 1" in v2.fallback_text()
+        v2.turn_done()
+        bundle = v2.mimebundle()
+        assert "application/vnd.jupyter.widget-view+json" in bundle  # the offer is live
+        assert "%claude rewind 1" in bundle["text/markdown"]
+        panel = offer.panel
         panel.rewind_button.click()
         await until(lambda: panel.confirm_button in panel.row.children)
-        assert "/w/a.txt" in panel.list.value and "files:rewound" not in kinds(s2)
+        assert "a.txt" in panel.list.value and "files:rewound" not in kinds(s2)
         panel.confirm_button.click()
         await until(lambda: "Rewound 1 file" in panel.list.value)
         assert [e.files for e in s2.events if e.type == "files:rewound"] == [["/w/a.txt"]]
+        # a newer turn that changed files takes the offer over; the older one goes static
+        v3 = WidgetTurnView(s2, "write b.txt", ControlBar(s2))
+        await s2.ask("write b.txt", view=v3)
+        assert v2.rewind_offer is None and set(v2.mimebundle()) == {"text/markdown",
+                                                                    "text/plain"}
+        assert isinstance(v3.rewind_offer, RewindOffer)
         await s2.close()
 
     run(main())

@@ -158,8 +158,9 @@ def test_the_widgets_are_what_a_user_acts_on(comms: Comms) -> None:
                 for k in ("plan", "question", "tool")}
 
     kids = run(main())
-    # the plan shown once, feedback, three buttons, the status line
-    assert kids["plan"] == ["Button", "Button", "Button", "HTML", "Output", "Textarea"]
+    # the plan shown once, Edit, feedback, three buttons, the status line
+    assert kids["plan"] == ["Button", "Button", "Button", "Button", "HTML", "Output",
+                            "Textarea"]
     # per question: its text, its choices (radio buttons, or one checkbox per option), Other,
     # Notes; then Submit and the status line
     assert kids["question"] == sorted(

@@ -23,13 +23,13 @@ from typing import Any, ClassVar, Literal
 from .. import model as ev
 from ..model.events import Actor, DecisionKind
 from ..model.options import RESTING_MODES
+from .plan_edits import PlanEdits
 from .seam import Allow, Answer, Deny
 
 log = logging.getLogger("plan_widgets")
 Decider = Literal["user", "code"]
 """Who may grant: a click on a card, or the notebook's own code."""
 
-EMPTY_EDIT = "the edited plan is empty: write the plan, or approve it as proposed"
 KEEP_PLANNING_DEFAULT = (
     "The user wants you to keep planning. Revise the plan, then present it again with "
     "ExitPlanMode."
@@ -176,7 +176,7 @@ class Decision:
         return f"<{type(self).__name__} {self.id} {state}>"
 
 
-class PlanDecision(Decision):
+class PlanDecision(PlanEdits, Decision):
     """A plan proposed with ExitPlanMode, awaiting Approve or Keep planning."""
 
     kind: ClassVar[DecisionKind] = "plan"
@@ -196,25 +196,6 @@ class PlanDecision(Decision):
         """ExitPlanMode's input as the CLI sent it (an edited plan goes back inside it)."""
         self.previous: PlanDecision | None = None
         """The plan this one revises (the one sent back with Keep planning), if any."""
-
-    @property
-    def previous_plan(self) -> str | None:
-        """The text of the plan this one revises (for the Changes view), if any."""
-        return self.previous.plan if self.previous is not None else None
-
-    @property
-    def edited(self) -> bool:
-        """Whether the user edited the plan before approving it."""
-        o = self.outcome
-        return o is not None and o.status == "approved" and o.plan is not None
-
-    @property
-    def approved_plan(self) -> str | None:
-        """The text approved (the edit, if the user edited it); None unless approved."""
-        o = self.outcome
-        if o is None or o.status != "approved":
-            return None
-        return o.plan if o.plan is not None else self.plan
 
     def supersede(self) -> None:
         """Mark this plan as replaced by a revised one."""
@@ -236,18 +217,6 @@ class PlanDecision(Decision):
         return self._resolve(Outcome("approved", by, mode=mode or self.resting_mode,
                                      plan=edited))
 
-    def edit_of(self, plan: str | None) -> str | None:
-        """``plan`` as an edit of this plan: None if it changes nothing (or is None); raises
-        ValueError (one line) if it is empty."""
-        if plan is None:
-            return None
-        if not isinstance(plan, str):
-            raise ValueError("the edited plan must be text")
-        if not plan.strip():
-            raise ValueError(EMPTY_EDIT)
-        text = plan.replace("\r\n", "\n").replace("\r", "\n")
-        return None if text.strip() == self.plan.replace("\r\n", "\n").strip() else text
-
     def reject(self, feedback: str = "", *, by: Decider = "code",
                unsent_edit: str | None = None) -> bool:
         """Keep planning: the model receives ``feedback`` and revises the plan.
@@ -256,9 +225,8 @@ class PlanDecision(Decision):
         revises its own plan from the feedback); the outcome keeps it so the card can say so.
         """
         text = feedback.strip() or KEEP_PLANNING_DEFAULT
-        edit = unsent_edit if unsent_edit is not None and unsent_edit.strip() != (
-            self.plan.strip()) else None
-        return self._resolve(Outcome("rejected", by, feedback=text, plan=edit))
+        return self._resolve(Outcome("rejected", by, feedback=text,
+                                     plan=self.unsent(unsent_edit)))
 
     def asked_event(self) -> ev.Event:
         return ev.PlanProposed(decision_id=self.id, plan=self.plan, plan_file=self.plan_file,

@@ -42,9 +42,10 @@ def progress_badges(st: Any, ctx: Any) -> str:
     """The task list's progress ("tasks 3/5", while the turn that keeps it is the latest) and
     how full the context is ("ctx 12%", its categories in the tooltip)."""
     out = []
-    if st.tasks and st.tasks_turn == st.turns:
-        done, total = progress(st.tasks)
-        left = ", ".join(str(t.get("subject", "")) for t in st.tasks
+    tasks = getattr(st, "tasks", ())
+    if tasks and getattr(st, "tasks_turn", None) == getattr(st, "turns", None):
+        done, total = progress(tasks)
+        left = ", ".join(str(t.get("subject", "")) for t in tasks
                          if t.get("status") != "completed")
         out.append(_badge("tasks", f"{done}/{total}", "#047857" if done == total else "#2563eb",
                           f"the agent's task list; not done: {left}" if left else "all done"))
@@ -69,14 +70,13 @@ class ControlBar(w.HBox):
         self.mode_marker = w.HTML(**look("layout", "html"))
         self.model_marker = w.HTML(**look("layout", "html"))
         self.state_marker = w.HTML(**look("layout", "html"))
-        self.progress_marker = w.HTML(**look("layout", "html"))  # "tasks 3/5", "ctx 12%"
         self.interrupt_button = w.Button(
             description="Interrupt", icon="stop", tooltip="Interrupt the running turn",
             **look("auto", "button"),
         )
         super().__init__(
             [self.toggle, self.mode_marker, self.model_marker, self.state_marker,
-             self.progress_marker, self.interrupt_button],
+             self.interrupt_button],
             layout=shared("bar"), _dom_classes=("pw-control-bar",), **kwargs,
         )
         self._syncing = False
@@ -172,12 +172,11 @@ class ControlBar(w.HBox):
         st = s.state
         status = s.status
         ctx = getattr(s, "context", None)
-        key = (st.mode, st.requested_mode, st.refused, st.model, status, s.plan_in_force,
-               st.tasks, st.tasks_turn, st.turns, ctx)
+        key = (st.mode, st.requested_mode, st.refused, st.model, status, s.plan_in_force, ctx,
+               getattr(st, "tasks", ()), getattr(st, "tasks_turn", 0), getattr(st, "turns", 0))
         if key == self._last:
             return
         self._last = key
-        self.progress_marker.value = progress_badges(st, ctx)
         mode = st.mode or "?"
         if st.requested_mode and st.requested_mode != st.mode:
             mode_html = _badge("mode", f"{mode} → {st.requested_mode}…", "#b45309",
@@ -194,7 +193,9 @@ class ControlBar(w.HBox):
         self.model_marker.value = _badge("model", st.model or "?", "#374151",
                                          "the model that last answered")
         label, color = _STATE_LABELS.get(status, (status, "#374151"))
-        self.state_marker.value = _badge("", label, color)
+        # the state, then "tasks 3/5" and "ctx 12%" once there are any (no model more)
+        self.state_marker.value = " ".join(
+            x for x in (_badge("", label, color), progress_badges(st, ctx)) if x)
         self._syncing = True
         try:
             want = st.mode == "plan" if not st.requested_mode else st.requested_mode == "plan"
