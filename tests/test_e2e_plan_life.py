@@ -18,16 +18,34 @@ EDITED = ("# Plan: greet (edited)\n\n1. Create `hello.py` printing <b>hi</b> for
           "2. Keep it to one line.\n")
 
 
-def wait_idle(k: Kernel, timeout: float = 60) -> None:
-    out = k.execute(f"print(await plan_widgets.get().wait(timeout={timeout}))",
-                    timeout=timeout + 10)
-    assert out["text"].strip() in ("idle", "waiting"), out["text"]
+def wait_idle(k: Kernel, msg_id: str, timeout: float = 90) -> None:
+    """Wait (bounded) until the turn of cell ``msg_id`` has ended: its footer is shown.
+
+    Watched on iopub, not by running a cell while the turn runs (a cell run right after a
+    click sometimes never went idle on ipykernel 7.4, with main's code as well)."""
+    def ended() -> bool:
+        return any("pw-footer" in str(d.get("text/markdown", ""))
+                   for d in k.outputs(msg_id)["data"])
+
+    k.wait_until(ended, timeout, "the turn's footer")
+    out = k.execute("print(await plan_widgets.get().wait(timeout=30))", timeout=40)
+    assert out["text"].strip() == "idle", out["text"]
 
 
-def last_fallback(k: Kernel, msg_id: str) -> str:
-    """The newest text/markdown the cell's own display holds (its static fallback)."""
-    data = [d for d in k.outputs(msg_id)["data"] if "text/markdown" in d]
-    return str(data[-1]["text/markdown"]) if data else ""
+def last_fallback(k: Kernel, msg_id: str, mime: str = "text/markdown") -> str:
+    """The newest ``mime`` the cell's turn display holds (its static view)."""
+    data = [d for d in k.outputs(msg_id)["data"] if "pw-turn" in str(d.get("text/markdown"))]
+    return str(data[-1].get(mime, "")) if data else ""
+
+
+def bar_state(k: Kernel) -> str:
+    """The state badge of the newest control bar (with "tasks 2/3" and "ctx 1%")."""
+    with k._lock:
+        values = [str(s.get("value", "")) for s in k.widgets.values()
+                  if s.get("_model_name") == "HTMLModel" and ("idle</b>" in str(s.get("value"))
+                                                             or "working…</b>" in str(
+                                                                 s.get("value")))]
+    return values[-1] if values else ""
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
@@ -53,10 +71,11 @@ def test_an_edited_plan_is_what_the_model_reads_and_the_plan_file_holds(
     kernel.set_value(box, EDITED)
     kernel.set_value(kernel.wait_widget("ToggleButtonModel", description="Preview"), True)
     assert kernel.wait_until(lambda: any(
-        "<h1>Plan: greet (edited)</h1>" in m and "&lt;b&gt;hi&lt;/b&gt;" in m
+        "Preview of your edit" in m and "Plan: greet (edited)</h1>" in m
+        and "&lt;b&gt;hi&lt;/b&gt;" in m and "$" not in m
         for m in kernel.markdown_outputs()), 30)
     kernel.click(kernel.wait_widget("ButtonModel", description="Approve"))
-    wait_idle(kernel)
+    wait_idle(kernel, msg)
     # the model read the edited plan, as this CLI words it
     results = [r["tool_result"] for r in requests_of(workdir)]
     assert any("## Approved Plan (edited by user):\n" + EDITED.rstrip() in r for r in results), \
@@ -97,15 +116,17 @@ def test_a_revised_plan_opens_on_its_changes(kernel: Kernel, workdir: Path) -> N
                    for m in kernel.markdown_outputs())
 
     assert kernel.wait_until(diff_shown, 30)
-    assert kernel.wait_until(lambda: "Revised plan: review the changes" in kernel.html_text(), 30)
+    assert any("Revised plan: review the changes" in m for m in kernel.markdown_outputs())
     kernel.click(kernel.wait_widget("ButtonModel", description="Approve", count=2))
-    wait_idle(kernel)
+    wait_idle(kernel, msg)
     assert kernel.eval("[r.revises is not None for r in "
                        "plan_widgets.get().state.decisions.values()]") == "[False, True]"
-    # the static fallback shows the unified diff
-    kernel.wait_until(lambda: "language-diff" in last_fallback(kernel, msg), 30)
-    fallback = last_fallback(kernel, msg)
-    assert "Revised plan proposed" in fallback and "+++ revised plan" in fallback
+    # the finished turn is static: its card keeps the changes; the text fallback has the
+    # unified diff
+    assert kernel.wait_until(lambda: "v2</ins>" in last_fallback(kernel, msg), 30)
+    text = last_fallback(kernel, msg, "text/plain")
+    assert "Revised plan proposed" in text and "```diff\n--- previous plan\n+++ revised plan" \
+        in text and "\n+2. Create `test_hello.py`." in text
 
 
 def test_the_task_list_is_a_live_checklist_and_the_context_is_metered(
@@ -114,7 +135,7 @@ def test_the_task_list_is_a_live_checklist_and_the_context_is_metered(
                        "Write three files")
     assert kernel.wait_until(lambda: any("Tasks 0/3" in m for m in kernel.markdown_outputs()),
                              90)
-    wait_idle(kernel)
+    wait_idle(kernel, msg)
     assert (workdir / "a.txt").exists() and (workdir / "b.txt").exists()
     assert kernel.eval("plan_widgets.get().cli_env['CLAUDE_CODE_ENABLE_TODO_TOOLS']") == "'1'"
     final = kernel.eval("[(t['subject'], t['status']) for t in [e for e in "
@@ -133,16 +154,17 @@ def test_the_task_list_is_a_live_checklist_and_the_context_is_metered(
                                          for m in kernel.markdown_outputs()), 30)
     assert "Tasks 2/3" in last_fallback(kernel, msg)
     # the control bar: "tasks 2/3", and how full the context is
-    assert kernel.wait_until(lambda: "tasks <b>2/3</b>" in kernel.html_text(), 30)
-    assert kernel.wait_until(lambda: re.search(r"<b>ctx (<1|\d+)%</b>", kernel.html_text()), 30)
+    assert kernel.wait_until(lambda: "tasks <b>2/3</b>" in bar_state(kernel), 30)
+    assert kernel.wait_until(lambda: re.search(r"<b>ctx (<1|\d+)%</b>", bar_state(kernel)), 30)
+    assert "System tools: " in bar_state(kernel)  # its tooltip
     out = kernel.execute("%claude context")["text"]
     assert re.match(r"default: ctx (<1|\d+)% after turn 1: [\d,]+ of [\d,]+ tokens", out), out
     assert "System tools:" in out
     # a turn with no task list shows no checklist, and the bar drops the count
-    kernel.execute("%%claude\nhello")
-    assert kernel.wait_until(lambda: "tasks <b>" not in kernel.html_text().split(
-        "pw-control-bar")[-1] and kernel.eval(
-        "plan_widgets.get().state.tasks_turn") == "1", 30)
+    out = kernel.execute("%%claude\nhello")
+    assert "Tasks" not in str(out["data"][-1].get("text/markdown", ""))
+    assert kernel.wait_until(lambda: "tasks <b>" not in bar_state(kernel), 30)
+    assert kernel.eval("plan_widgets.get().state.tasks_turn") == "1"
 
 
 def test_rewinding_an_approved_turn_puts_the_bytes_back(kernel: Kernel, workdir: Path) -> None:
@@ -150,31 +172,38 @@ def test_rewinding_an_approved_turn_puts_the_bytes_back(kernel: Kernel, workdir:
     (workdir / "overwrite_me.txt").write_bytes("original, ünïcödé, no newline".encode())
     (workdir / "untouched.bin").write_bytes(bytes(range(256)))
     before = snapshot(workdir)
-    kernel.start("%%claude --scripted life_rewind.yaml --plan --mode acceptEdits\n"
-                 "Change the three files")
+    msg = kernel.start("%%claude --scripted life_rewind.yaml --plan --mode acceptEdits\n"
+                       "Change the three files")
     kernel.click(kernel.wait_widget("ButtonModel", description="Approve", timeout=90))
-    wait_idle(kernel)
+    wait_idle(kernel, msg)
     after = snapshot(workdir)
     assert after["edit_me.txt"] == b"line one\nLINE TWO, EDITED\nline three\n"
     assert after["overwrite_me.txt"] == b"overwritten\n"
     assert after["new.txt"] == b"brand new\n" and "sub/deep/made.txt" in after
     # the finished turn offers Rewind files; it lists the files before anything changes
+    plan_file = Path(json.loads(kernel.execute(
+        "import json; print(json.dumps(plan_widgets.get().plans[-1].plan_file))")["text"]))
+    assert plan_file.is_file()
     kernel.click(kernel.wait_widget("ButtonModel", description="Rewind files", timeout=30))
-    confirm = kernel.wait_widget("ButtonModel", description="Rewind these files", timeout=30)
+    assert kernel.wait_until(lambda: "dry run lists them" in kernel.html_text(), 30)
     listed = kernel.html_text()
     for name in ("edit_me.txt", "overwrite_me.txt", "new.txt", "sub/deep/made.txt"):
         assert f"<code>{name}</code>" in listed, listed
-    assert "as the CLI&#x27;s dry run lists them" in listed and "untouched.bin" not in listed
-    assert snapshot(workdir) == after  # the dry run changed nothing
-    kernel.click(confirm)
-    assert kernel.wait_until(lambda: "Rewound 4 files" in kernel.html_text(), 30)
+    # the CLI tracks the plan file the turn wrote too: it is listed, and named as such
+    assert "(the plan file)" in listed and "untouched.bin" not in listed
+    assert "5 files" in listed
+    assert snapshot(workdir) == after and plan_file.is_file()  # the dry run changed nothing
+    kernel.click(kernel.wait_widget("ButtonModel", description="Rewind these files"))
+    assert kernel.wait_until(lambda: "Rewound 5 files" in kernel.html_text(), 30)
     # every byte is as before the turn; files the turn created are deleted, and this CLI
     # leaves the folders it made behind, empty
     assert snapshot(workdir) == before
     assert not (workdir / "new.txt").exists()
     assert (workdir / "sub" / "deep").is_dir() and not any((workdir / "sub" / "deep").iterdir())
+    # the plan file this turn created is deleted with them (the approved text stays in the log)
+    assert not plan_file.exists()
     assert kernel.eval("[(e.turn, len(e.files), e.by) for e in plan_widgets.get().events "
-                       "if e.type == 'files:rewound']") == "[(1, 4, 'user')]"
+                       "if e.type == 'files:rewound']") == "[(1, 5, 'user')]"
     log = kernel.execute("%claude log")
     assert any("files:rewound" in str(d.get("text/plain", "")) for d in log["data"])
     # the session goes on; a rewind from code after the next turn works the same

@@ -22,8 +22,9 @@ from ..model.errors import OptionError, SessionError
 if TYPE_CHECKING:
     from .session import Session
 
-NOT_TRACKED = ("Only what the agent's Write and Edit tools changed is put back; files the "
-               "turns created are deleted, and changes made by shell commands stay.")
+NOT_TRACKED = ("Only what the agent's Write and Edit tools changed is put back (its plan file "
+               "too); files the turns created are deleted, and changes made by shell commands "
+               "stay.")
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from typing import Any
 
 import ipywidgets as w
 
+from ..agent.gate import is_plan_file
 from ..agent.rewind import NOT_TRACKED, RewindPlan
 from ..agent.tasks import spawn
 from ..render.markdown import escape, html_block, summarize
@@ -42,8 +43,10 @@ def files_changed_html(turn: int, files: list[str], cwd: str | None) -> tuple[st
     return text, html_block(html, "pw-html")
 
 
-def _files_html(plan: RewindPlan, cwd: str | None) -> str:
-    shown = [f"<li><code>{escape(_short(f, cwd))}</code></li>" for f in plan.files[:_MAX_FILES]]
+def _files_html(plan: RewindPlan, cwd: str | None, env: Any = None) -> str:
+    shown = [f"<li><code>{escape(_short(f, cwd))}</code>"
+             f"{' (the plan file)' if is_plan_file(f, env) else ''}</li>"
+             for f in plan.files[:_MAX_FILES]]
     if len(plan.files) > _MAX_FILES:
         shown.append(f"<li>… and {len(plan.files) - _MAX_FILES} more</li>")
     how = ("as the CLI's dry run lists them" if plan.exact
@@ -98,7 +101,7 @@ class RewindPanel(w.VBox):
         later = (f" This also undoes the Write/Edit changes of turns after {self.turn}."
                  if self.turn < getattr(self.session.state, "turns", self.turn) else "")
         self._say(f"<div><b>Rewind {escape(plan.summary)} to before turn {self.turn}?</b>"
-                  f"{_files_html(plan, self.session.options.cwd)}"
+                  f"{_files_html(plan, self.session.options.cwd, self.session.cli_env)}"
                   f"<small>{escape(NOT_TRACKED + later)}</small></div>")
         self.row.children = (self.rewind_button, self.confirm_button, self.cancel_button,
                              self.info)
