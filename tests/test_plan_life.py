@@ -295,6 +295,9 @@ def test_the_context_is_measured_after_each_turn(tmp_path: Path) -> None:
         assert s.context.label == "ctx 12%" and s.context.turn == 1
         assert s.context.lines()[0] == "12,000 of 100,000 tokens (12%), model fake-model"
         assert "Free space: 88,000 tokens (free)" in s.context.lines()
+        FakeClient.instances[-1].context_usage = {"totalTokens": 30_000, "maxTokens": 100_000}
+        now = await s.context_usage()  # measured again, now
+        assert now is s.context and now.label == "ctx 30%"
         await s.close()
 
     run(main())

@@ -117,19 +117,21 @@ class Runner:
             s.notify()
         await self.measure_context(turn.number)
 
-    async def measure_context(self, number: int) -> None:
-        """Read how full the context is (bounded; a failure only leaves the meter as it was)."""
+    async def measure_context(self, number: int) -> ContextUsage | None:
+        """Read how full the context is (bounded; a failure only leaves the meter as it was).
+        Runs after the turn has let go of the session (a slow answer delays no one's wait)."""
         s = self.s
         client = s.client
         if client is None or s.dead or s.closed or not hasattr(client, "get_context_usage"):
-            return
+            return self.context
         try:
             data = await asyncio.wait_for(client.get_context_usage(), CONTEXT_TIMEOUT)
             self.context = ContextUsage.from_cli(dict(data), number)
         except Exception as e:  # noqa: BLE001 - a meter must never fail the session
             log.debug("context usage after turn %s: %r", number, e)
-            return
+            return self.context
         s.notify()
+        return self.context
 
     async def _send(self, turn: Turn) -> None:
         s = self.s

@@ -110,6 +110,11 @@ class Session:
         :class:`~plan_widgets.agent.context.ContextUsage`; None before a turn ended)."""
         return self.runner.context
 
+    async def context_usage(self) -> Any:
+        """Measure how full the context window is now (no model request; bounded) and return
+        it, as :attr:`context` then holds it (None if the CLI could not say)."""
+        return await self.runner.measure_context(self.state.turns)
+
     async def rewind(self, turn: Any = None, *, dry_run: bool = False) -> RewindPlan:
         """Put files back as they were before ``turn`` (a Turn or its number; default: the
         last turn that changed files). ``dry_run``: only list what would change."""
