@@ -679,10 +679,18 @@ def fig_fold(b: Bench) -> list[Row]:
                 note=f"fold alone {median(fold_only) * 1000:.0f} ms")]
 
 
+def fig_checkpoint(b: Bench) -> list[Row]:
+    """Figure 6: a turn with file checkpointing beside the same turn without (_checkpoint)."""
+    from ._checkpoint import fig_checkpoint as measure
+
+    return measure(b)
+
+
 FIGURES: dict[str, Callable[[Bench], list[Row]]] = {
     "flow": fig_flow,
     "load": fig_load,
     "stream": fig_stream,
     "memory": fig_memory,
     "fold": fig_fold,
+    "checkpoint": fig_checkpoint,
 }
