@@ -9,9 +9,11 @@ and a style sheet, each of which would set ``window.__pwned`` and call ``alert()
 
 Debian's Chromium (``/usr/bin/chromium``), driven by Playwright for Python (no browser
 download), runs the cells one at a time as a user would, until the plan card appears; it
-checks that the plan is rendered as Markdown and that no script ran, clicks Approve with the
-mouse, sees the mode marker come back to the resting mode and the approved work run (the file
-on disk, the turn's footer), then runs the rest of the notebook. Screenshots go to
+checks that the plan is rendered as Markdown and that no script ran, edits the plan (types a
+line into its edit box, previews it) and clicks Approve with the mouse, sees the mode marker
+come back to the resting mode and the approved work run (the file on disk, the turn's footer),
+opens the control bar's Rewind files (the files listed, then cancelled), then runs the rest of
+the notebook. Screenshots go to
 ``test-artifacts/`` (``PLAN_WIDGETS_DOCS_IMG=1`` also refreshes ``docs/img/plan-card.png``).
 """
 
@@ -55,6 +57,7 @@ PLAN_TEX_CODE = "cp $SRC/x /tmp"  # inside inline code
 # What MathJax leaves in the page when it typesets something (v2, v3/v4).
 MATHJAX = "mjx-container, mjx-math, .MathJax, .MathJax_Display, .MathJax_Preview"
 WRITTEN = "hello.py"  # the file the approved plan writes (relative to the notebook)
+EDITED_LINE = "Also: typed into the edit box before approving."  # the user's edit
 # Elements and attributes that must never appear in an output: each would be a live payload.
 EXECUTABLE = (
     "script, iframe, object, embed, style, [onerror], [onload], [onclick], "
@@ -320,11 +323,21 @@ def test_plan_mode_notebook_in_a_real_browser(tmp_path: Path) -> None:
             m = re.match(r"Back to (\w+)", tooltip)
             assert m, f"the Approve button should say the mode it goes back to: {tooltip!r}"
             resting = m.group(1)
+            # Edit the plan (issue 13): type into its edit box, preview, then approve the edit.
+            card.locator("button", has_text=re.compile(r"^\s*Edit\s*$")).click()
+            box = card.locator(".pw-plan-edit textarea")
+            expect(box).to_have_value(re.compile(re.escape(PLAN_HEADING)))
+            box.click()
+            box.press("Control+End")
+            box.type(f"\n{EDITED_LINE}")
+            card.locator("button", has_text=re.compile(r"^\s*Preview\s*$")).click()
+            expect(card.locator(".jp-RenderedMarkdown").first).to_contain_text(EDITED_LINE)
             approve.click()
             # the status line: a live card's, and the static card's once the turn has ended
             status = card.locator(".pw-card-status")
             expect(status).not_to_contain_text("Waiting for you")
             expect(status).to_contain_text("Approved", timeout=1000)
+            expect(status).to_contain_text("edited by you")
             expect(confirmed).to_have_text(f"mode {resting}")
 
             # 4. The approved work runs in the same turn: the file is written, the turn ends
@@ -336,10 +349,22 @@ def test_plan_mode_notebook_in_a_real_browser(tmp_path: Path) -> None:
                 1, timeout=CELL_TIMEOUT * 1000)
             expect(turn.locator(".jupyter-widgets")).to_have_count(0)
             expect(card).to_contain_text("Approved")
+            expect(card).to_contain_text("Plan approved, edited by you")
+            expect(card).to_contain_text(EDITED_LINE)
             expect(turn).to_contain_text(f"{WRITTEN}")
             written = [p for d in (root, Path(env["TMPDIR"])) for p in d.rglob(WRITTEN)]
             assert written, "the approved plan's file was not written"
             card.screenshot(path=str(ARTIFACTS / "plan-card-approved.png"))
+            # The turn changed files: the control bar offers Rewind files (issue 13), which
+            # lists the files first; Cancel changes nothing.
+            rewind = bar.locator("button", has_text=re.compile(r"Rewind files \(turn 1\)"))
+            expect(rewind).to_be_visible()
+            expect(turn).to_contain_text("%claude rewind 1")
+            rewind.click()
+            expect(bar.locator(".pw-rewind")).to_contain_text("dry run lists them")
+            expect(bar.locator(".pw-rewind")).to_contain_text(WRITTEN)
+            bar.locator("button", has_text=re.compile(r"^\s*Cancel\s*$")).click()
+            expect(bar.locator(".pw-rewind")).to_contain_text("Not rewound.")
             # Seconds later (math is typeset after the Markdown is rendered): still no math, in
             # the card or in the turn (its Write tool view holds the plan's text as JSON).
             _assert_no_math(turn)

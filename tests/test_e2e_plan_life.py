@@ -184,7 +184,10 @@ def test_rewinding_an_approved_turn_puts_the_bytes_back(kernel: Kernel, workdir:
     plan_file = Path(json.loads(kernel.execute(
         "import json; print(json.dumps(plan_widgets.get().plans[-1].plan_file))")["text"]))
     assert plan_file.is_file()
-    kernel.click(kernel.wait_widget("ButtonModel", description="Rewind files", timeout=30))
+    # the control bar offers Rewind files for this turn; the static turn names the command
+    assert "%claude rewind 1" in last_fallback(kernel, msg)
+    kernel.click(kernel.wait_widget("ButtonModel", description="Rewind files (turn 1)",
+                                    timeout=30))
     assert kernel.wait_until(lambda: "dry run lists them" in kernel.html_text(), 30)
     listed = kernel.html_text()
     for name in ("edit_me.txt", "overwrite_me.txt", "new.txt", "sub/deep/made.txt"):

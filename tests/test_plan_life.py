@@ -518,10 +518,10 @@ def test_a_revised_plan_card_opens_on_changes_and_toggles_to_the_plan() -> None:
     run(main())
 
 
-def test_the_turn_shows_a_live_checklist_and_a_rewind_offer(tmp_path: Path) -> None:
+def test_the_turn_shows_a_live_checklist_and_the_bar_offers_rewind(tmp_path: Path) -> None:
     async def main() -> None:
         from plan_widgets.widgets.control import ControlBar
-        from plan_widgets.widgets.rewind import RewindOffer
+        from plan_widgets.widgets.rewind import RewindPanel
         from plan_widgets.widgets.turn import WidgetTurnView
 
         s = make(tmp_path, task_turn)
@@ -546,31 +546,59 @@ def test_the_turn_shows_a_live_checklist_and_a_rewind_offer(tmp_path: Path) -> N
         await until(lambda: s.context is not None and s.context.turn == 2)
         assert "tasks" not in bar.state_marker.value  # a turn with no list shows none
         await s.close()
-        # a finished turn that wrote files: static, with Rewind files under it
+        # a turn that wrote files: the bar offers Rewind files for it; asked, it lists them
         (tmp_path / "w").mkdir()
         s2 = make(tmp_path / "w", write_turn, mode="acceptEdits")
-        v2 = WidgetTurnView(s2, "write a.txt", ControlBar(s2))
+        bar2 = ControlBar(s2)
+        v2 = WidgetTurnView(s2, "write a.txt", bar2)
         t = await s2.ask("write a.txt", view=v2)
-        offer = v2.rewind_offer
-        assert isinstance(offer, RewindOffer) and offer.panel.turn == t.number
         assert "%claude rewind 1" in v2.fallback_text()
-        v2.turn_done()
-        bundle = v2.mimebundle()
-        assert "application/vnd.jupyter.widget-view+json" in bundle  # the offer is live
-        assert "%claude rewind 1" in bundle["text/markdown"]
-        panel = offer.panel
-        panel.rewind_button.click()
-        await until(lambda: panel.confirm_button in panel.row.children)
-        assert "a.txt" in panel.list.value and "files:rewound" not in kinds(s2)
+        await until(lambda: bar2.rewind is not None)
+        panel = bar2.rewind
+        assert isinstance(panel, RewindPanel) and panel.turn == t.number
+        assert list(bar2.children)[-1] is panel.button and panel.list is None  # one button
+        panel.button.click()
+        await until(lambda: panel.confirm_button in bar2.children)
+        assert panel.list is not None and "a.txt" in panel.list.value
+        assert "files:rewound" not in kinds(s2)
         panel.confirm_button.click()
         await until(lambda: "Rewound 1 file" in panel.list.value)
         assert [e.files for e in s2.events if e.type == "files:rewound"] == [["/w/a.txt"]]
-        # a newer turn that changed files takes the offer over; the older one goes static
-        v3 = WidgetTurnView(s2, "write b.txt", ControlBar(s2))
-        await s2.ask("write b.txt", view=v3)
-        assert v2.rewind_offer is None and set(v2.mimebundle()) == {"text/markdown",
-                                                                    "text/plain"}
-        assert isinstance(v3.rewind_offer, RewindOffer)
+        assert panel.confirm_button not in bar2.children
+        # a later turn that changed files takes the bar's button over
+        await s2.ask("write b.txt", view=WidgetTurnView(s2, "write b.txt", bar2))
+        await until(lambda: bar2.rewind is not panel)
+        assert bar2.rewind.turn == 2 and panel.button not in bar2.children
+        assert panel.button.comm is None  # closed
         await s2.close()
 
     run(main())
+
+
+def test_the_terminal_view_shows_progress_changes_and_the_rewind_command() -> None:
+    async def main() -> str:
+        import io
+        from types import SimpleNamespace
+
+        from plan_widgets.agent.decisions import DecisionBook
+        from plan_widgets.ipython.textview import TextTurnView
+
+        out = io.StringIO()
+        view = TextTurnView(out, interactive=False, use_rich=False)
+        view.tasks_updated([{"id": "1", "subject": "Write a.txt", "status": "completed"},
+                            {"id": "2", "subject": "Write b.txt", "status": "in_progress"}])
+        book = DecisionBook()
+        first = PlanDecision("# Plan v1\n\n1. a\n", None, "default")
+        book.add(first)
+        first.reject("more")
+        second = PlanDecision("# Plan v2\n\n1. a\n2. b\n", None, "default")
+        book.add(second)
+        view.decision(second)
+        view.files_changed(SimpleNamespace(number=3, files=["/w/a.txt"]))
+        return out.getvalue()
+
+    text = run(main())
+    assert "[tasks 1/2: Write b.txt]" in text
+    assert "Changes from the previous plan:" in text and "+# Plan v2" in text
+    assert "-# Plan v1" in text and "+2. b" in text
+    assert "files changed: /w/a.txt (put them back: %claude rewind 3 --yes)" in text

@@ -58,6 +58,8 @@ class Runner:
         self.context: ContextUsage | None = None
         """How full the context window was after the last turn (None before one ended)."""
         self._checklist: Checklist | None = None
+        self.files_turn: tuple[int, list[str]] | None = None
+        """The latest turn that changed files, and its files (the control bar's Rewind)."""
 
     # -- the queue ---------------------------------------------------------------------------
     def enqueue(self, turn: Turn) -> None:
@@ -166,6 +168,7 @@ class Runner:
         turn.view.finished(wording.turn_summary(dur, r.input_tokens, r.output_tokens,
                                                 turn_cost, total), error is None)
         if turn.files and s.options.checkpointing:
+            self.files_turn = (turn.number, list(turn.files))
             _hook(turn.view, "files_changed", turn)
         turn.finish(error)
 

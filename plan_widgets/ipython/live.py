@@ -124,17 +124,12 @@ def rewind(args: argparse.Namespace) -> None:
         raise OptionError(f"{s.name}: a turn is running: rewind its files once it has ended")
     from .output import in_kernel
 
-    if in_kernel():  # the panel lists the files, then asks (or, --yes, rewinds at once)
-        from ..widgets.rewind import RewindPanel
+    if in_kernel():  # it lists the files, then asks (or, --yes, rewinds at once)
+        from ..widgets.rewind import rewind_box
         from .output import show_widget
 
-        panel = RewindPanel(s, number)
-        show_widget(panel, f"Rewind files to before turn {number}: %claude rewind {number} "
-                    "--yes")
-        if args.yes:
-            panel.confirm()
-        else:
-            panel.ask()
+        show_widget(rewind_box(s, number, confirmed=args.yes),
+                    f"Rewind files to before turn {number}: %claude rewind {number} --yes")
         return
     _rewind_in_terminal(s, number, args.yes)
 

@@ -14,6 +14,7 @@ from IPython.display import display
 from ..agent.checklist import progress
 from ..agent.tasks import spawn
 from ..render.markdown import escape, html_block
+from .rewind import bar_rewind
 from .shared import close_tree, look, shared, warm, widget_bundle
 
 if TYPE_CHECKING:
@@ -80,6 +81,7 @@ class ControlBar(w.HBox):
             layout=shared("bar"), _dom_classes=("pw-control-bar",), **kwargs,
         )
         self._syncing = False
+        self.rewind: Any = None  # the latest turn's Rewind files, once a turn changed files
         self._last: tuple[Any, ...] = ()
         self._handle: Any = None  # the display in the newest cell that shows the bar
         self._ran_under: tuple[str | None, str | None] | None = None
@@ -172,11 +174,14 @@ class ControlBar(w.HBox):
         st = s.state
         status = s.status
         ctx = getattr(s, "context", None)
+        files_turn = getattr(getattr(s, "runner", None), "files_turn", None)
         key = (st.mode, st.requested_mode, st.refused, st.model, status, s.plan_in_force, ctx,
-               getattr(st, "tasks", ()), getattr(st, "tasks_turn", 0), getattr(st, "turns", 0))
+               getattr(st, "tasks", ()), getattr(st, "tasks_turn", 0), getattr(st, "turns", 0),
+               files_turn)
         if key == self._last:
             return
         self._last = key
+        bar_rewind(self)  # Rewind files for the latest turn that changed files (widgets.rewind)
         mode = st.mode or "?"
         if st.requested_mode and st.requested_mode != st.mode:
             mode_html = _badge("mode", f"{mode} → {st.requested_mode}…", "#b45309",

@@ -1,16 +1,17 @@
 """**Rewind files**: put back the files a turn changed. It lists the files that will change
 first (the CLI's own dry run), then asks to confirm; nothing changes before the confirmation.
 
-Offered under each finished turn that changed files (:class:`RewindOffer`), and shown by
-``%claude rewind [TURN]``. A finished turn is static (no widgets); its offer is the one widget
-kept under it, and only the session's newest offer stays live: an older one becomes a static
-line naming ``%claude rewind N``. File paths come from the CLI and the model's tool calls:
-escaped here.
+A finished turn is static (no widgets): it names the files it changed and ``%claude rewind
+N``. The live button is in the session's control bar, for its latest turn that changed files
+(:func:`bar_rewind`), and ``%claude rewind [TURN]`` shows one for any turn. Until it is
+clicked it is one button; the list and the confirmation are made when asked for, and go when
+done. File paths come from the CLI and the model's tool calls: escaped here.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import ipywidgets as w
@@ -19,11 +20,9 @@ from ..agent.gate import is_plan_file
 from ..agent.rewind import NOT_TRACKED, RewindPlan
 from ..agent.tasks import spawn
 from ..render.markdown import escape, html_block, summarize
-from .shared import close_tree, look, shared, widget_bundle
+from .shared import close_tree, look, shared
 
 _MAX_FILES = 40
-_OFFERS: dict[str, RewindOffer] = {}
-"""The live offer of each session (by name): its newest turn that changed files."""
 
 
 def _short(path: str, cwd: str | None) -> str:
@@ -34,12 +33,12 @@ def files_changed_html(turn: int, files: list[str], cwd: str | None) -> tuple[st
     """A turn's "files changed" line: (Markdown text, safe HTML) with the command that puts
     them back."""
     names = [_short(f, cwd) for f in files]
-    text = (f"*Files changed: {', '.join(f'`{summarize(n, 80)}`' for n in names[:10])}"
-            f"{' …' if len(names) > 10 else ''}. To put them back: `%claude rewind {turn}`*")
+    more = " …" if len(names) > 10 else ""
+    text = (f"*Files changed: {', '.join(f'`{summarize(n, 80)}`' for n in names[:10])}{more}. "
+            f"To put them back: `%claude rewind {turn}`*")
     shown = ", ".join(f"<code>{escape(summarize(n, 80))}</code>" for n in names[:10])
-    html = (f'<div class="pw-files"><small style="color:#6b7280">Files changed: {shown}'
-            f"{' …' if len(names) > 10 else ''}. To put them back: "
-            f"<code>%claude rewind {turn}</code></small></div>")
+    html = (f'<div class="pw-files"><small style="color:#6b7280">Files changed: {shown}{more}. '
+            f"To put them back: <code>%claude rewind {turn}</code></small></div>")
     return text, html_block(html, "pw-html")
 
 
@@ -54,36 +53,35 @@ def _files_html(plan: RewindPlan, cwd: str | None, env: Any = None) -> str:
     return f"<ul>{''.join(shown)}</ul><small>({escape(how)})</small>"
 
 
-class RewindPanel(w.VBox):
-    """A turn's Rewind files button, its file list, and the confirmation."""
+class RewindPanel:
+    """One turn's Rewind files: a button; asked, the files (nothing changes yet), then
+    **Rewind these files** or **Cancel**. ``place(widgets)`` shows the widgets beside the
+    button (the control bar's, or a display of its own)."""
 
-    def __init__(self, session: Any, turn: int, files: list[str] | None = None) -> None:
+    def __init__(self, session: Any, turn: int, place: Callable[[list[w.Widget]], None],
+                 files: int | None = None) -> None:
         self.session = session
         self.turn = turn
         self.plan: RewindPlan | None = None
-        n = len(files or [])
-        self.rewind_button = w.Button(
-            description="Rewind files", icon="undo", **look("auto", "button"),
-            tooltip=f"Put back the files as they were before turn {turn} (lists them first)")
-        self.confirm_button = w.Button(description="Rewind these files", button_style="danger",
-                                       icon="undo", **look("auto", "button"))
-        self.cancel_button = w.Button(description="Cancel", **look("auto", "button"))
-        self.info = w.HTML(f"<small>Turn {turn} changed {n} file{'s' if n != 1 else ''}."
-                           "</small>" if files is not None else "", **look("layout", "html"))
-        self.list = w.HTML(**look("layout", "html"))
-        self.row = w.HBox([self.rewind_button, self.info], layout=shared("bar"))
-        self.rewind_button.on_click(lambda _b: self.ask())
-        self.confirm_button.on_click(lambda _b: self.confirm())
-        self.cancel_button.on_click(lambda _b: self.cancel())
-        super().__init__([self.row, self.list], layout=shared("layout"),
-                         _dom_classes=("pw-rewind",))
+        self._place = place
+        what = f"{files} file{'s' if files != 1 else ''}" if files is not None else "the files"
+        self.button = w.Button(
+            description=f"Rewind files (turn {turn})", icon="undo", **look("auto", "button"),
+            tooltip=f"Put back {what} as before turn {turn} (lists them first)")
+        self.button.on_click(lambda _b: self.ask())
+        self.list: w.HTML | None = None
+        self.confirm_button: w.Button | None = None
+        self.cancel_button: w.Button | None = None
 
-    def _say(self, html: str) -> None:
-        self.list.value = html
+    def _say(self, html: str, *buttons: w.Widget) -> None:
+        if self.list is None:
+            self.list = w.HTML(**look("full", "html"), _dom_classes=("pw-rewind",))
+        self.list.value = html_block(html, "pw-html")
+        self._place([self.list, *buttons])
 
     def ask(self) -> None:
         """List the files that would change (nothing changes yet), then offer to confirm."""
-        self.rewind_button.disabled = True
+        self.button.disabled = True
         self._say("<small>Looking up the files…</small>")
         spawn(self._preview())
 
@@ -94,25 +92,33 @@ class RewindPanel(w.VBox):
             self._failed(e)
             return
         if not plan.files:
+            self.button.disabled = False
             self._say(f"<small>Nothing to rewind: the files are as they were before turn "
                       f"{self.turn}.</small>")
-            self.rewind_button.disabled = False
             return
-        later = (f" This also undoes the Write/Edit changes of turns after {self.turn}."
+        later = (f" This also undoes the Write/Edit changes of the turns after {self.turn}."
                  if self.turn < getattr(self.session.state, "turns", self.turn) else "")
+        if self.confirm_button is None:
+            self.confirm_button = w.Button(description="Rewind these files", icon="undo",
+                                           button_style="danger", **look("auto", "button"))
+            self.confirm_button.on_click(lambda _b: self.confirm())
+            self.cancel_button = w.Button(description="Cancel", **look("auto", "button"))
+            self.cancel_button.on_click(lambda _b: self.cancel())
+        self.confirm_button.disabled = False
+        assert self.cancel_button is not None
+        self.cancel_button.disabled = False
         self._say(f"<div><b>Rewind {escape(plan.summary)} to before turn {self.turn}?</b>"
                   f"{_files_html(plan, self.session.options.cwd, self.session.cli_env)}"
-                  f"<small>{escape(NOT_TRACKED + later)}</small></div>")
-        self.row.children = (self.rewind_button, self.confirm_button, self.cancel_button,
-                             self.info)
+                  f"<div><small>{escape(NOT_TRACKED + later)}</small></div></div>",
+                  self.confirm_button, self.cancel_button)
 
     def cancel(self) -> None:
-        self.row.children = (self.rewind_button, self.info)
-        self.rewind_button.disabled = False
+        self.button.disabled = False
         self._say("<small>Not rewound.</small>")
 
     def confirm(self) -> None:
-        self.confirm_button.disabled = self.cancel_button.disabled = True
+        if self.confirm_button is not None and self.cancel_button is not None:
+            self.confirm_button.disabled = self.cancel_button.disabled = True
         spawn(self._rewind())
 
     async def _rewind(self) -> None:
@@ -121,44 +127,53 @@ class RewindPanel(w.VBox):
         except Exception as e:
             self._failed(e)
             return
-        when = time.strftime("%H:%M:%S")
-        self.row.children = (self.rewind_button, self.info)
-        self.rewind_button.disabled = False  # a rewind can be done again (or after more turns)
+        self.button.disabled = False  # it can be done again (after more turns, say)
         self._say(f'<span style="color:#047857"><b>Rewound {escape(done.summary)}</b> to before '
-                  f"turn {self.turn} at {when}.</span>")
+                  f"turn {self.turn} at {time.strftime('%H:%M:%S')}.</span>")
 
     def _failed(self, e: BaseException) -> None:
-        self.row.children = (self.rewind_button, self.info)
-        self.rewind_button.disabled = False
+        self.button.disabled = False
         text = " ".join(str(e).split()) or type(e).__name__
         self._say(f'<span style="color:#b91c1c">Could not rewind: {escape(text[:300])}</span>')
 
+    def widgets(self) -> list[w.Widget]:
+        """Every widget made so far (to close them)."""
+        return [x for x in (self.button, self.list, self.confirm_button, self.cancel_button)
+                if x is not None]
 
-class RewindOffer:
-    """Rewind files under a finished (static) turn: the turn's static HTML and a
-    :class:`RewindPanel` in one widget, while it is its session's newest offer."""
 
-    def __init__(self, view: Any, turn: int, files: list[str]) -> None:
-        self.view = view
-        self.panel = RewindPanel(view.session, turn, files)
-        self.out = w.Output(layout=shared("layout"))
-        self.box = w.VBox([self.out, self.panel], layout=shared("layout"))
-        name = view.session.name
-        old = _OFFERS.get(name)
-        _OFFERS[name] = self
-        if old is not None:
-            old.retire()
+def bar_rewind(bar: Any) -> None:
+    """Keep the control bar's Rewind files on the session's latest turn that changed files
+    (one button in the bar; its list and confirmation join the bar while asked)."""
+    s = bar.session
+    runner = getattr(s, "runner", None)
+    latest = getattr(runner, "files_turn", None)
+    old: RewindPanel | None = getattr(bar, "rewind", None)
+    if latest is None or (old is not None and old.turn == latest[0]):
+        return
+    base = [c for c in bar.children if old is None or c not in old.widgets()]
+    if old is not None:
+        close_tree(old.widgets())
+    panel = RewindPanel(s, latest[0], lambda ws: _place(bar, panel, ws), files=len(latest[1]))
+    bar.rewind = panel
+    bar.children = (*base, panel.button)
 
-    def bundle(self, static: dict[str, Any]) -> dict[str, Any]:
-        """The turn's display: the static turn above the panel (and the static turn alone
-        for frontends without widgets)."""
-        self.out.outputs = ({"output_type": "display_data", "data": static, "metadata": {}},)
-        return {**widget_bundle(self.box), **static}
 
-    def retire(self) -> None:
-        """A newer offer took over: the turn keeps its static view (with the command line),
-        and the widgets close."""
-        if self.view.rewind_offer is self:
-            self.view.rewind_offer = None
-        close_tree([self.box])
-        self.view._update_static()
+def _place(bar: Any, panel: RewindPanel, widgets: list[w.Widget]) -> None:
+    base = [c for c in bar.children if c not in panel.widgets()]
+    bar.children = (*base, panel.button, *widgets)
+
+
+def rewind_box(session: Any, turn: int, *, confirmed: bool = False) -> w.Widget:
+    """A Rewind files of its own for ``turn`` (``%claude rewind``), already asked: it lists
+    the files and waits for the confirmation (``confirmed``: it rewinds at once)."""
+    box = w.HBox(layout=shared("bar"), _dom_classes=("pw-rewind-box",))
+    panel = RewindPanel(session, turn, lambda ws: setattr(box, "children",
+                                                          (panel.button, *ws)))
+    box.children = (panel.button,)
+    if confirmed:
+        panel.button.disabled = True
+        panel.confirm()
+    else:
+        panel.ask()
+    return box

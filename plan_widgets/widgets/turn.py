@@ -99,7 +99,6 @@ class WidgetTurnView(w.VBox):
         self._turn_done = False
         self.static = False
         self._tasks: tuple[int, w.Output | None] | None = None  # the checklist's part
-        self.rewind_offer: Any = None  # Rewind files, under the finished turn (widgets.rewind)
         super().__init__(layout=shared("layout"), _dom_classes=("pw-turn",))
 
     # -- optional hooks (the runner calls them if a view has them) ----------------------------
@@ -123,12 +122,12 @@ class WidgetTurnView(w.VBox):
             set_html(out, html)
 
     def files_changed(self, turn: Any) -> None:
-        """The turn changed files: say which, and offer Rewind files under the finished turn."""
-        from .rewind import RewindOffer, files_changed_html
+        """The turn changed files: say which, and how to put them back (the control bar
+        offers Rewind files for the session's latest such turn)."""
+        from .rewind import files_changed_html
 
         text, html = files_changed_html(turn.number, turn.files, self.session.options.cwd)
         self._part(text, html)
-        self.rewind_offer = RewindOffer(self, turn.number, list(turn.files))
 
     def show(self) -> Any:
         """Display the control bar and this view in the current cell; returns the view's
@@ -246,7 +245,7 @@ class WidgetTurnView(w.VBox):
         if self._handle is None:
             return
         try:
-            self._handle.update(self.mimebundle(), raw=True)
+            self._handle.update(self.static_bundle(), raw=True)
         except Exception:  # a closed frontend channel must not break the turn
             pass
 
@@ -285,8 +284,7 @@ class WidgetTurnView(w.VBox):
         """The display bundle: the widget view (until static), with Markdown and text
         fallbacks."""
         if self.static:
-            offer = self.rewind_offer  # a live Rewind files under the static turn
-            return offer.bundle(self.static_bundle()) if offer else self.static_bundle()
+            return self.static_bundle()
         return {**widget_bundle(self), **self.static_bundle()}
 
 
