@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from ..widgets import ControlBar
 
 _sessions: dict[str, Session] = {}
-_config_at_start: dict[str, dict[str, Any]] = {}
-"""The ``%config`` defaults each session (by name) was started under."""
+_from_config: dict[str, set[str]] = {}
+"""The options each session (by name) took from ``%config``, not from its cells."""
 _bars: dict[int, ControlBar] = {}
 
 
@@ -91,17 +91,14 @@ def _options(name: str, given: dict[str, Any]) -> SessionOptions:
     return opts
 
 
-def _register(opts: SessionOptions, config: dict[str, Any] | None = None) -> Session:
-    """Start a session and make it the kernel's session of its name (``config``: the
-    ``%config`` defaults it was started under, if a cell started it)."""
+def _register(opts: SessionOptions, config: set[str] | None = None) -> Session:
+    """Start a session and make it the kernel's session of its name (``config``: the options
+    it took from ``%config``, if a cell started it)."""
     from ..agent.session import Session
 
     s = Session(opts)
     _sessions[opts.name] = s
-    if config is None:
-        _config_at_start.pop(opts.name, None)  # started from code: nothing came from %config
-    else:
-        _config_at_start[opts.name] = dict(config)
+    _from_config[opts.name] = set(config or ())
     return s
 
 
@@ -178,11 +175,10 @@ async def obtain(name: str, wanted: dict[str, Any], defaults: dict[str, Any], *,
         await _adjust(s, wanted)
         return s, notes
     base: dict[str, Any] = _started_with(s) if s is not None else {}
-    for k, v in _config_at_start.get(name, {}).items():
+    for k in _from_config.get(name, ()):
         # what the old session took from %config follows %config now (a log_dir fixed after
         # a failure, say); what its cells gave stays
-        if base.get(k) == v and v is not None and defaults.get(k) != v:
-            del base[k]
+        base.pop(k, None)
     if s is not None and s.dead:
         hint = f" --session {name}" if name != "default" else ""
         notes.append(
@@ -197,7 +193,9 @@ async def obtain(name: str, wanted: dict[str, Any], defaults: dict[str, Any], *,
     opts = _options(name, merged)  # bad input first, in one line
     if replace and s is not None:
         await s.close()
-    return _register(opts, defaults), notes
+    taken = {k for k, v in defaults.items() if v is not None and wanted.get(k) is None
+             and base.get(k) is None}
+    return _register(opts, taken), notes
 
 
 async def _adjust(s: Session, wanted: dict[str, Any]) -> None:
