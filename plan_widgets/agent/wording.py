@@ -109,6 +109,7 @@ CLOSED_BEFORE_RUN = "the session was closed before this prompt ran"
 CLOSED_DURING_TURN = "the session was closed during this turn"
 KERNEL_STOPPED = "the kernel stopped before this turn ended"
 CLI_EXITED = "the Claude Code CLI exited"
+NOTEBOOK_WRITE_REFUSED = "Refused a direct write to the open notebook (propose a cell instead)"
 
 
 def plan_refused(tool: str) -> str:

@@ -32,6 +32,8 @@ class SessionOptions:
     plan: bool = False
     env: dict[str, str] = field(default_factory=dict)
     connect_timeout: float = 90.0
+    kernel_tools: bool = True
+    """Serve the kernel's tools (variables, history, run code, propose a cell) to the agent."""
 
     def validated(self) -> SessionOptions:
         """Check values a user typed; raise OptionError with one clear line."""

@@ -15,6 +15,7 @@ import ipywidgets as w
 from ipywidgets.widgets.widget_string import HTMLStyle
 
 from ..agent.decisions import Decision, Outcome, PlanDecision, QuestionDecision, ToolDecision
+from ..render.code import highlight_python
 from ..render.markdown import escape, summarize
 from .markdown import html_output, markdown_output
 
@@ -271,6 +272,8 @@ class QuestionCard(Card):
 
 def _tool_preview(tool: str, tool_input: dict[str, Any]) -> str:
     """A compact, escaped HTML view of a tool call's input."""
+    if tool.startswith("mcp__") and isinstance(tool_input.get("code"), str):  # kernel code
+        return highlight_python(tool_input["code"])
     if tool == "Bash":
         cmd = str(tool_input.get("command", ""))
         return f"<pre>$ {escape(cmd)}</pre>"

@@ -1,0 +1,422 @@
+"""Reading a kernel's namespace for the agent: bounded, filtered, secrets redacted.
+
+Pure functions over a namespace (a dict) and values: nothing here imports IPython, pandas,
+numpy or polars (a library counts only if the user's code imported it already), so they are
+tested without a kernel (``tests/test_inspection.py``).
+
+Two levels of trust:
+
+- :func:`list_variables` and :func:`short_repr` never run the user's code: builtin values are
+  shown with their own bounded repr, known data types (DataFrame, Series, ndarray) by their
+  shape, anything else by its type alone. They run on the kernel's event loop (1,000 variables
+  in a few milliseconds; ``python -m benchmarks``, figure 6).
+- :func:`inspect_value` calls the value's own code (``repr``, pandas' ``head``, ...), so the
+  kernel tools run it in a thread under a time budget (:mod:`plan_widgets.ipython.budget`).
+  Every part that raises is reported as such; every part is bounded in size.
+
+Every text that leaves here went through the event log's redaction rules
+(:func:`plan_widgets.store.redact.redact_text`), and a variable whose name looks like a secret
+(``API_KEY``, ``github_token``, ``password``) never shows its value.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import reprlib
+import sys
+import time
+import types
+from collections.abc import Container, Mapping, Sequence
+from typing import Any
+
+from ..store.redact import REDACTED, redact_text, sensitive_key
+
+MAX_OUTPUT = 20_000
+"""Characters of one tool result at most (the issue's "about 20 KB")."""
+LIST_LIMIT = 200
+"""Variables listed at most by default (the model may ask for up to :data:`LIST_MAX`)."""
+LIST_MAX = 1000
+REPR_CHARS = 80
+"""Characters of a value's short repr in the listing."""
+DESCRIBE_CELLS = 500_000
+"""``describe()`` only below this many cells (rows x columns): about 10 ms at the bound,
+while it takes a second on 10 million rows (it sorts for the percentiles)."""
+NULL_COUNT_SECONDS = 0.05
+"""Null counts go column by column and stop after this long (about 30 ms for four numeric
+columns of 10 million rows; an object column costs four times as much)."""
+ARRAY_STATS = 20_000_000
+"""ndarray min/max/mean only up to this many elements (about 30 ms at the bound)."""
+HEAD_ROWS = 5
+MAX_COLUMNS = 40
+"""Columns shown in dtypes, head and null counts at most."""
+CELL_CHARS = 1500
+"""Characters of one history cell at most."""
+
+IPYTHON_NAMES = frozenset({
+    "In", "Out", "exit", "quit", "get_ipython", "_", "__", "___", "_i", "_ii",
+    "_iii", "_ih", "_oh", "_dh", "_sh",
+})
+_HISTORY_NAME = re.compile(r"_i?\d+|_i+")
+_SCALARS = (bool, int, float, complex, type(None))
+_SIZED = (str, bytes, bytearray, list, tuple, dict, set, frozenset, range)
+_CALLABLES = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type,
+              types.BuiltinMethodType, types.WrapperDescriptorType)
+
+
+def secret_name(name: str) -> bool:
+    """Whether a variable's name looks like a secret (the event log's rules for keys)."""
+    return sensitive_key(name)
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    return text[:max(limit - 40, 0)] + f"… [{len(text) - limit + 40:,} more characters]"
+
+
+def finish(text: str, limit: int = MAX_OUTPUT) -> str:
+    """A tool result: secrets redacted, then bounded."""
+    return clip(redact_text(text), limit)
+
+
+def _module_of(value: Any) -> str:
+    return str(getattr(type(value), "__module__", "") or "")
+
+
+def _lib(name: str) -> Any:
+    """A library the user's code has imported already (never imported here)."""
+    return sys.modules.get(name)
+
+
+def data_kind(value: Any) -> str | None:
+    """``DataFrame``, ``Series``, ``ndarray``, ``polars.DataFrame`` or ``polars.Series`` for
+    the data types the tools know (found without importing any library), else None."""
+    root = _module_of(value).split(".", 1)[0]
+    if root == "pandas":
+        pd = _lib("pandas")
+        if pd is not None and isinstance(value, pd.DataFrame):
+            return "DataFrame"
+        if pd is not None and isinstance(value, pd.Series):
+            return "Series"
+    elif root == "numpy":
+        np = _lib("numpy")
+        if np is not None and isinstance(value, np.ndarray):
+            return "ndarray"
+    elif root == "polars":
+        pl = _lib("polars")
+        if pl is not None and isinstance(value, pl.DataFrame):
+            return "polars.DataFrame"
+        if pl is not None and isinstance(value, pl.Series):
+            return "polars.Series"
+    return None
+
+
+def type_name(value: Any) -> str:
+    t = type(value)
+    mod = str(getattr(t, "__module__", "") or "")
+    name = str(getattr(t, "__qualname__", t.__name__))
+    return name if mod in ("builtins", "__main__", "") else f"{mod.split('.')[0]}.{name}"
+
+
+def size_of(value: Any) -> str:
+    """Shape or length, for builtin containers and the known data types (no user code)."""
+    kind = data_kind(value)
+    try:
+        if kind is not None:
+            return "x".join(str(n) for n in value.shape)
+        if type(value) in _SIZED:
+            return f"len {len(value):,}"
+    except Exception:  # a broken object of a known library: no size, no failure
+        return ""
+    return ""
+
+
+def _repr_int(value: int) -> str:
+    if value.bit_length() > 256:  # a huge int: repr is slow, and refused above 4,300 digits
+        return f"<int of {value.bit_length():,} bits>"
+    return repr(value)
+
+
+def short_repr(value: Any, limit: int = REPR_CHARS, _depth: int = 0) -> str:
+    """A short repr that never runs the user's code: builtins by value (bounded), the known
+    data types by shape, anything else by its type."""
+    t = type(value)
+    if t is int or t is bool:
+        return clip(_repr_int(value), limit)
+    if t in _SCALARS:
+        return clip(repr(value), limit)
+    if t is str or t is bytes or t is bytearray:
+        head = value[: limit + 1]
+        text = repr(head)
+        return clip(text, limit) if len(value) <= limit else text[: limit - 1] + "…"
+    if t in (list, tuple, set, frozenset) or t is dict:
+        if _depth >= 2:
+            return f"{t.__name__}(len {len(value):,})"
+        items: list[str] = []
+        used = 2
+        n = 0
+        for x in (value.items() if t is dict else value):
+            if n >= 10 or used > limit:
+                items.append("…")
+                break
+            if t is dict:
+                k, v = x
+                part = (f"{short_repr(k, 30, _depth + 1)}: "
+                        + (repr(REDACTED) if isinstance(k, str) and secret_name(k)
+                           else short_repr(v, 40, _depth + 1)))
+            else:
+                part = short_repr(x, 40, _depth + 1)
+            items.append(part)
+            used += len(part) + 2
+            n += 1
+        body = ", ".join(items)
+        if t is list:
+            text = f"[{body}]"
+        elif t is tuple:
+            text = f"({body}{',' if len(value) == 1 else ''})"
+        elif t is dict:
+            text = f"{{{body}}}"
+        else:
+            text = f"{t.__name__}({{{body}}})" if value else f"{t.__name__}()"
+        return clip(text, limit)
+    if t is range:
+        return repr(value)
+    kind = data_kind(value)
+    if kind is not None:
+        return _data_summary(value, kind, limit)
+    if isinstance(value, types.ModuleType):
+        return f"<module {value.__name__}>"
+    if isinstance(value, _CALLABLES):
+        return f"<{type(value).__name__} {getattr(value, '__qualname__', '?')}>"
+    return f"<{type_name(value)} object>"
+
+
+def _data_summary(value: Any, kind: str, limit: int) -> str:
+    try:
+        if kind in ("DataFrame", "polars.DataFrame"):
+            cols = [label(c) for c in list(value.columns)[:12]]
+            more = ", …" if len(value.columns) > 12 else ""
+            return clip(f"columns: {', '.join(cols)}{more}", limit)
+        return clip(f"dtype {value.dtype}", limit)
+    except Exception:
+        return f"<{kind}>"
+
+
+def listed(name: str, value: Any, hidden: Container[str] = ()) -> bool:
+    """Whether the listing shows ``name``: not private, not IPython's own, not a module, not
+    a function or class from a library, not hidden by the kernel."""
+    if name.startswith("_") or name in IPYTHON_NAMES or name in hidden:
+        return False
+    if _HISTORY_NAME.fullmatch(name):
+        return False
+    if isinstance(value, types.ModuleType):
+        return False
+    if isinstance(value, _CALLABLES):
+        return getattr(value, "__module__", None) == "__main__"
+    return True
+
+
+def list_variables(ns: Mapping[str, Any], hidden: Container[str] = (), *,
+                   pattern: str | None = None, limit: int = LIST_LIMIT) -> str:
+    """The user's variables as a text table: name, type, shape or length, short value.
+
+    ``pattern``: a glob (``df*``) or a plain substring; ``limit``: rows at most (up to
+    :data:`LIST_MAX`). Runs none of the user's code."""
+    limit = max(1, min(int(limit), LIST_MAX))
+    rows: list[tuple[str, str, str, str]] = []
+    matched = 0
+    glob = pattern is not None and any(ch in pattern for ch in "*?[")
+    for name, value in list(ns.items()):
+        if not isinstance(name, str) or not listed(name, value, hidden):
+            continue
+        if pattern and not (fnmatch.fnmatchcase(name, pattern) if glob else pattern in name):
+            continue
+        matched += 1
+        if len(rows) >= limit:
+            continue
+        shown = REDACTED if secret_name(name) else short_repr(value)
+        rows.append((name, type_name(value), size_of(value), shown))
+    if not rows:
+        what = f" matching {pattern!r}" if pattern else ""
+        return f"No user variables{what} in the kernel."
+    widths = [min(max(len(r[i]) for r in rows), cap) for i, cap in ((0, 32), (1, 28), (2, 16))]
+    lines = [f"{'name':<{widths[0]}}  {'type':<{widths[1]}}  {'size':<{widths[2]}}  value"]
+    for r in rows:
+        lines.append(f"{clip(r[0], 32):<{widths[0]}}  {clip(r[1], 28):<{widths[1]}}  "
+                     f"{r[2]:<{widths[2]}}  {r[3]}")
+    head = f"{matched} variable{'s' if matched != 1 else ''}"
+    if matched > len(rows):
+        head += f" (showing {len(rows)}; narrow with pattern or raise limit)"
+    return finish(head + ":\n" + "\n".join(lines))
+
+
+# -- one variable, in depth (runs the value's own code: call it under a time budget) ----------
+
+def _part(title: str, fn: Any, limit: int = 6000) -> str:
+    """One section of an inspection; a section that raises says so (the rest still shows)."""
+    try:
+        body = str(fn())
+    except Exception as e:
+        body = f"(failed: {type(e).__name__}: {clip(str(e), 300)})"
+    return f"{title}:\n{clip(body, limit)}"
+
+
+def _frame_text(df: Any, pd: Any, max_rows: int = HEAD_ROWS + 2) -> str:
+    with pd.option_context("display.width", 200, "display.max_colwidth", 40):
+        return str(df.to_string(max_cols=20, max_rows=max_rows))
+
+
+def label(column: Any) -> str:
+    """A column's name as the model should read it: quoted, so that spaces and case show
+    (``'Price '``), a non-string label as its short repr."""
+    return repr(column) if isinstance(column, str) else short_repr(column, 40)
+
+
+def _null_counts(columns: Sequence[Any], count: Any) -> str:
+    out = []
+    deadline = time.perf_counter() + NULL_COUNT_SECONDS
+    for i, c in enumerate(columns[:MAX_COLUMNS]):
+        if time.perf_counter() > deadline:
+            out.append(f"(stopped at the time bound: {len(columns) - i} columns not counted)")
+            break
+        out.append(f"{label(c)}: {count(c):,}")
+    if len(columns) > MAX_COLUMNS:
+        out.append(f"… {len(columns) - MAX_COLUMNS} more columns")
+    return "\n".join(out)
+
+
+def _pandas_frame(df: Any) -> list[str]:
+    pd = _lib("pandas")
+    rows, cols = df.shape
+    parts = [f"shape: {rows:,} rows x {cols:,} columns",
+             _part("dtypes", lambda: "\n".join(
+                 f"{label(c)}: {t}" for c, t in list(df.dtypes.items())[:MAX_COLUMNS])
+                 + (f"\n… {cols - MAX_COLUMNS} more columns" if cols > MAX_COLUMNS else "")),
+             _part(f"head({HEAD_ROWS})", lambda: _frame_text(df.head(HEAD_ROWS), pd)),
+             _part("null counts", lambda: _null_counts(
+                 list(df.columns), lambda c: int(df[c].isna().sum())))]
+    if rows * max(cols, 1) <= DESCRIBE_CELLS:
+        parts.append(_part("describe()", lambda: _frame_text(df.describe(), pd, 20)))
+    else:
+        parts.append(f"describe(): left out ({rows * cols:,} cells; computed only below "
+                     f"{DESCRIBE_CELLS:,}; run it with the run-code tool if needed)")
+    return parts
+
+
+def _pandas_series(s: Any) -> list[str]:
+    pd = _lib("pandas")
+    n = len(s)
+    parts = [f"length: {n:,}", f"dtype: {s.dtype}", f"name: {s.name!r}",
+             _part(f"head({HEAD_ROWS})", lambda: s.head(HEAD_ROWS).to_string()),
+             _part("null count", lambda: f"{int(s.isna().sum()):,}")]
+    if n <= DESCRIBE_CELLS:
+        parts.append(_part("describe()", lambda: _frame_text(s.describe().to_frame(), pd,
+                                                             20)))
+    else:
+        parts.append(f"describe(): left out ({n:,} values; computed only below "
+                     f"{DESCRIBE_CELLS:,})")
+    return parts
+
+
+def _polars_frame(df: Any) -> list[str]:
+    rows, cols = df.shape
+    parts = [f"shape: {rows:,} rows x {cols:,} columns",
+             _part("schema", lambda: "\n".join(
+                 f"{label(c)}: {t}" for c, t in list(df.schema.items())[:MAX_COLUMNS])),
+             _part(f"head({HEAD_ROWS})", lambda: str(df.head(HEAD_ROWS))),
+             _part("null counts", lambda: str(df.null_count()))]
+    if rows * max(cols, 1) <= DESCRIBE_CELLS:
+        parts.append(_part("describe()", lambda: str(df.describe())))
+    else:
+        parts.append(f"describe(): left out ({rows * cols:,} cells)")
+    return parts
+
+
+def _polars_series(s: Any) -> list[str]:
+    return [f"length: {len(s):,}", f"dtype: {s.dtype}", f"name: {s.name!r}",
+            _part(f"head({HEAD_ROWS})", lambda: str(s.head(HEAD_ROWS))),
+            _part("null count", lambda: f"{s.null_count():,}")]
+
+
+def _ndarray(a: Any) -> list[str]:
+    np = _lib("numpy")
+    parts = [f"shape: {a.shape}", f"dtype: {a.dtype}", f"size: {a.size:,} ({a.nbytes:,} bytes)"]
+    numeric = np is not None and (np.issubdtype(a.dtype, np.number)
+                                  or np.issubdtype(a.dtype, np.bool_))
+    if numeric and 0 < a.size <= ARRAY_STATS:
+        parts.append(_part("min / max / mean", lambda: (
+            f"{a.min()} / {a.max()} / {a.mean()}")))
+    elif numeric and a.size:
+        parts.append(f"min / max / mean: left out ({a.size:,} elements; computed only up to "
+                     f"{ARRAY_STATS:,})")
+    if np is not None:
+        parts.append(_part("values", lambda: np.array2string(
+            a, threshold=100, edgeitems=3, max_line_width=120)))
+    return parts
+
+
+_REPR = reprlib.Repr()
+_REPR.maxstring = 2000
+_REPR.maxother = 4000
+_REPR.maxlist = _REPR.maxtuple = _REPR.maxset = _REPR.maxdict = 30
+_REPR.maxlevel = 3
+
+
+def _other(value: Any) -> list[str]:
+    parts = []
+    if type(value) in _SIZED:
+        parts.append(f"length: {len(value):,}")
+    # reprlib bounds builtin containers; for anything else it would hide a failing repr
+    parts.append(_part("repr", lambda: _REPR.repr(value) if type(value) in _SIZED
+                       else clip(repr(value), _REPR.maxother)))
+    doc = None if type(value).__module__ == "builtins" else getattr(type(value), "__doc__", None)
+    if isinstance(doc, str) and doc.strip():
+        parts.append(f"type's doc: {clip(' '.join(doc.split()), 300)}")
+    return parts
+
+
+_KINDS = {"DataFrame": _pandas_frame, "Series": _pandas_series, "ndarray": _ndarray,
+          "polars.DataFrame": _polars_frame, "polars.Series": _polars_series}
+
+
+def inspect_value(name: str, value: Any) -> str:
+    """A bounded description of one variable (runs the value's own code: see module doc)."""
+    head = f"{name}: {type_name(value)}"
+    if secret_name(name):
+        size = size_of(value)
+        return finish(f"{head}{f' ({size})' if size else ''}\nvalue: {REDACTED} (the name looks "
+                      "like a secret; its value is never shown)")
+    kind = data_kind(value)
+    try:
+        parts = _KINDS[kind](value) if kind is not None else _other(value)
+    except Exception as e:  # a broken object: say what failed, never raise
+        parts = [f"(inspection failed: {type(e).__name__}: {clip(str(e), 300)})"]
+    return finish("\n".join([head, *parts]))
+
+
+# -- the notebook's history ------------------------------------------------------------------
+
+def format_history(inputs: Sequence[str], outputs: Mapping[int, Any], *, last: int = 20,
+                   notebook: str | None = None) -> str:
+    """The last ``last`` cells run in this kernel, with their results (short reprs: no user
+    code runs), each bounded; and the notebook's path if known."""
+    last = max(1, min(int(last), 200))
+    lines = [f"Notebook: {notebook}" if notebook else
+             "Notebook: unknown (the frontend did not say which file this kernel runs)"]
+    n = len(inputs)
+    first = max(1, n - last)
+    if n <= 1:
+        lines.append("No cells have run yet.")
+    else:
+        lines.append(f"Cells {first}-{n - 1} of {n - 1} run in this kernel:")
+    for i in range(first, n):
+        src = str(inputs[i]).rstrip()
+        lines.append(f"\nIn [{i}]:\n{clip(src, CELL_CHARS)}")
+        if i in outputs:
+            lines.append(f"Out[{i}]: {short_repr(outputs[i], 300)}")
+    text = "\n".join(lines)
+    if len(text) > MAX_OUTPUT:  # keep the newest cells: cut from the front
+        text = "… (older cells left out)\n" + text[-(MAX_OUTPUT - 40):]
+    return finish(text)
