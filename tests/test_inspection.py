@@ -102,7 +102,7 @@ def test_short_repr_is_bounded_and_runs_no_user_code() -> None:
 def test_inspect_small_dataframe() -> None:
     df = pd.DataFrame({"Price ": [1.0, None, 3.0], "qty": [1, 2, 3]})
     text = inspect_value("df", df)
-    assert text.startswith("df: pandas.DataFrame\nshape: 3 rows x 2 columns")
+    assert text.startswith("df (pandas.DataFrame)\nshape: 3 rows x 2 columns")
     assert "'Price ': float64" in text and "'Price ': 1" in text  # quoted names, one null
     assert "head(5):" in text and "describe():" in text and "max" in text
 
@@ -129,7 +129,7 @@ def test_inspect_series_and_arrays() -> None:
 
 def test_inspect_reports_a_raising_repr_and_redacts_secrets() -> None:
     text = inspect_value("loud", Loud())
-    assert text.startswith("loud: Loud\nrepr:\n(failed: ValueError: boom)"), text
+    assert text.startswith("loud (Loud)\nrepr:\n(failed: ValueError: boom)"), text
     assert inspect_value("API_KEY", "abc").endswith("its value is never shown)")
     assert "abc" not in inspect_value("API_KEY", "abc")
     assert SECRET not in inspect_value("note", f"key={SECRET}")

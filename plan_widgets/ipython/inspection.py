@@ -383,10 +383,11 @@ _KINDS = {"DataFrame": _pandas_frame, "Series": _pandas_series, "ndarray": _ndar
 
 def inspect_value(name: str, value: Any) -> str:
     """A bounded description of one variable (runs the value's own code: see module doc)."""
-    head = f"{name}: {type_name(value)}"
+    # "name (type)": a "NAME: value" header would read as an assignment to the redaction rules
+    head = f"{name} ({type_name(value)})"
     if secret_name(name):
         size = size_of(value)
-        return finish(f"{head}{f' ({size})' if size else ''}\nvalue: {REDACTED} (the name looks "
+        return finish(f"{head}{f', {size}' if size else ''}\nvalue: {REDACTED} (the name looks "
                       "like a secret; its value is never shown)")
     kind = data_kind(value)
     try:

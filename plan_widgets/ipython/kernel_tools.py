@@ -323,14 +323,14 @@ def host_tools(session: str, *, interrupt: Callable[[], None] | None = None) -> 
 
         got = await budget.call(work, INSPECT_SECONDS)
         if got.refused:
-            raise ToolFailure(f"{name}: not inspected: {got.refused}")
+            raise ToolFailure(f"Not inspected {name}: {got.refused}")
         if got.timed_out:
-            return finish(f"{name}: inspecting it timed out after {INSPECT_SECONDS:g} s (its "
-                          "repr or summary runs too long, or hangs); nothing else is known. "
-                          "The user's kernel goes on.")
+            return finish(f"Inspecting {name} timed out after {INSPECT_SECONDS:g} s (its repr "
+                          "or summary runs too long, or hangs); it was stopped, and nothing "
+                          "else is known. The user's kernel goes on.")
         if got.error is not None:
             e = got.error
-            return finish(f"{name}: inspecting it raised {type(e).__name__}: {clip(str(e), 500)}")
+            return finish(f"Inspecting {name} raised {type(e).__name__}: {clip(str(e), 500)}")
         return str(got.value)
 
     async def history_tool(args: dict[str, Any]) -> str:
