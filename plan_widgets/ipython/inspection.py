@@ -227,6 +227,7 @@ def list_variables(ns: Mapping[str, Any], hidden: Container[str] = (), *,
     limit = max(1, min(int(limit), LIST_MAX))
     rows: list[tuple[str, str, str, str]] = []
     matched = 0
+    used = 0  # rows stop at the output bound too: no work for rows that would be cut off
     glob = pattern is not None and any(ch in pattern for ch in "*?[")
     for name, value in list(ns.items()):
         if not isinstance(name, str) or not listed(name, value, hidden):
@@ -234,10 +235,12 @@ def list_variables(ns: Mapping[str, Any], hidden: Container[str] = (), *,
         if pattern and not (fnmatch.fnmatchcase(name, pattern) if glob else pattern in name):
             continue
         matched += 1
-        if len(rows) >= limit:
+        if len(rows) >= limit or used > MAX_OUTPUT - 400:
             continue
         shown = REDACTED if secret_name(name) else short_repr(value)
-        rows.append((name, type_name(value), size_of(value), shown))
+        row = (name, type_name(value), size_of(value), shown)
+        used += sum(map(len, row)) + 12
+        rows.append(row)
     if not rows:
         what = f" matching {pattern!r}" if pattern else ""
         return f"No user variables{what} in the kernel."
@@ -248,7 +251,8 @@ def list_variables(ns: Mapping[str, Any], hidden: Container[str] = (), *,
                      f"{r[2]:<{widths[2]}}  {r[3]}")
     head = f"{matched} variable{'s' if matched != 1 else ''}"
     if matched > len(rows):
-        head += f" (showing {len(rows)}; narrow with pattern or raise limit)"
+        why = "raise limit" if len(rows) >= limit else "the output is bounded"
+        head += f" (showing {len(rows)}; narrow with pattern, or {why})"
     return finish(head + ":\n" + "\n".join(lines))
 
 
