@@ -782,13 +782,15 @@ def fig_tools(b: Bench) -> list[Row]:
     mi = [x * 1000 for x in inspect]
     return [
         Row("6", "kernel tools: list 1,000 variables (the tool's handler, in the kernel)", "ms",
-            median(ms), goal="<= 20 ms", met=max(ms) <= 20, samples=ms,
-            note=f"max {max(ms):.1f} ms over {len(ms)} calls; {list_chars:,} characters "
-                 "returned (200 rows shown by default; here limit=1000)"),
+            median(ms), goal="p95 <= 20 ms", met=p95(ms) <= 20, samples=ms,
+            note=f"p95 {p95(ms):.1f} ms, max {max(ms):.1f} ms over {len(ms)} calls; "
+                 f"{list_chars:,} characters returned (limit=1000; the rows stop at the 20 KB "
+                 "output bound)"),
         Row("6", "kernel tools: inspect a 10-million-row DataFrame (4 columns)", "ms",
-            median(mi), goal="<= 100 ms", met=max(mi) <= 100, samples=mi,
-            note=f"max {max(mi):.1f} ms over {len(mi)} calls; shape, dtypes, head, null "
-                 "counts; describe() left out above 500,000 cells"),
+            median(mi), goal="p95 <= 100 ms", met=p95(mi) <= 100, samples=mi,
+            note=f"p95 {p95(mi):.1f} ms, max {max(mi):.1f} ms over {len(mi)} calls; shape, "
+                 "dtypes, head, null counts, in a thread under the time budget; describe() "
+                 "left out above 500,000 cells"),
         Row("6", "`1+1` cell reply latency p95 while a `--background` turn calls the kernel "
             "tools (list, inspect 10M rows, history, run code; 40 calls)", "ms",
             p95(one_busy) * 1000, p95(one_idle) * 1000, "`1+1` p95 on the idle kernel",
