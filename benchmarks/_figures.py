@@ -161,8 +161,8 @@ def new_button(k: BenchKernel, description: str, since: int) -> str | None:
 
 
 def is_footer(m: dict[str, Any]) -> bool:
-    """The turn's closing line (duration · tokens) set on its footer HTML widget."""
-    if m["header"]["msg_type"] != "comm_msg":
+    """The turn's closing line (duration · tokens): its footer HTML widget, opened with it."""
+    if m["header"]["msg_type"] not in ("comm_open", "comm_msg"):
         return False
     v = _state(m).get("value")
     return isinstance(v, str) and " tokens" in v and ("✓" in v or "✗" in v)

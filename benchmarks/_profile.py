@@ -21,17 +21,15 @@ def _cum(file_part, name):
     return sum(v[3] for (f, _l, n), v in _st.stats.items() if file_part in f and n == name)
 def _self(*parts):
     return sum(v[2] for (f, _l, n), v in _st.stats.items() if any(p in f for p in parts))
-_render = _cum("_render.py", "render_html")
-_stable = _cum("_render.py", "stable_prefix")
-_flush = _cum("_markdown.py", "flush")
+_render = _cum("render/markdown.py", "render_stream")  # one parse: stable prefix + both parts
+_flush = _cum("widgets/markdown.py", "flush")
 _rows = [
-    ("Markdown: render_html (markdown-it-py), once per block + tails", _render),
-    ("Markdown: stable_prefix (what can be frozen)", _stable),
-    ("widgets: the flush's widget updates (comm messages)", _flush - _render - _stable),
+    ("Markdown: render_stream (markdown-it-py), once per update", _render),
+    ("widgets: the flush's widget updates (comm messages)", _flush - _render),
     ("SDK: reading and parsing the CLI's messages (self time)", _self("claude_agent_sdk")),
     ("asyncio / anyio scheduling (self time)", _self("asyncio", "anyio")),
-    ("session: _on_message (cumulative, incl. the view's append)",
-     _cum("_session.py", "_on_message")),
+    ("session: text deltas (cumulative, incl. the view's append)",
+     _cum("agent/runner.py", "_on_text_delta")),
 ]
 _rows.append(("everything else (kernel, iopub, json, ...)",
               _tot - sum(t for name, t in _rows if not name.startswith("session"))))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import queue
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -21,7 +22,7 @@ class Kernel:
     """One ipykernel process with a scratch HOME and working directory."""
 
     def __init__(self, cwd: Path, env: dict[str, str] | None = None,
-                 python: str | None = None) -> None:
+                 python: str | None = None, argv_prefix: list[str] | None = None) -> None:
         self.cwd = Path(cwd)
         self.home = self.cwd / ".home"
         self.home.mkdir(parents=True, exist_ok=True)
@@ -37,8 +38,12 @@ class Kernel:
         })
         full_env.update(env or {})
         self.km = KernelManager(kernel_name="python3")
-        if python:
-            self.km.kernel_cmd = [python, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+        if python or argv_prefix:  # argv_prefix: e.g. setpriv, to start it with fewer rights
+            # (jupyter_client 8 starts the kernel spec's argv; kernel_cmd is ignored)
+            spec = self.km.kernel_spec
+            assert spec is not None
+            spec.argv = [*(argv_prefix or []), python or sys.executable, "-m",
+                         "ipykernel_launcher", "-f", "{connection_file}"]
         self.km.start_kernel(cwd=str(self.cwd), env=full_env)
         self.kc = self.km.client()
         self.kc.start_channels()

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.binder, pytest.mark.timeout(2400)]
+pytestmark = [pytest.mark.e2e, pytest.mark.binder, pytest.mark.timeout(2400)]
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOK = "02_plan_mode.ipynb"

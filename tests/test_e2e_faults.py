@@ -22,7 +22,8 @@ pytestmark = pytest.mark.e2e
 def error_lines(k: Kernel) -> list[str]:
     """The error lines shown in turn views (red HTML widgets), as plain text."""
     with k._lock:
-        return [re.sub(r"<[^>]+>", "", str(s.get("value", ""))) for s in k.widgets.values()
+        return [re.sub(r"<[^>]+>", "", str(s.get("value", ""))).strip()
+                for s in k.widgets.values()
                 if s.get("_model_name") == "HTMLModel" and "#b91c1c" in str(s.get("value"))
                 and "<div" in str(s.get("value"))]
 
@@ -32,7 +33,7 @@ def card_status_text(k: Kernel) -> str:
         return "\n".join(re.sub(r"<[^>]+>", "", str(s.get("value", "")))
                          for s in k.widgets.values()
                          if s.get("_model_name") == "HTMLModel"
-                         and str(s.get("value", "")).startswith("<span style=\"color:"))
+                         and 'class="pw-status' in str(s.get("value", "")))
 
 
 def last_bundle_text(k: Kernel, msg_id: str) -> str:
@@ -182,7 +183,7 @@ def test_connection_refused_is_one_clear_line(kernel: Kernel) -> None:
 
 def test_scripted_model_gone_is_one_clear_line(kernel: Kernel) -> None:
     kernel.execute("%%claude --scripted fault_order.yaml\nfirst prompt")
-    kernel.execute("await plan_widgets.get()._scripted.astop()")
+    kernel.execute("await plan_widgets.get().life.scripted.astop()")
     out = kernel.execute("%%claude\nsecond prompt")
     assert "Traceback" not in out["text"]
     errors = kernel.wait_until(lambda: error_lines(kernel), 30, "an error line")

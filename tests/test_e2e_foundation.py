@@ -37,10 +37,13 @@ def test_streamed_multi_turn_conversation_keeps_context(kernel: Kernel, workdir:
 
 def test_static_fallback_for_frontends_without_widgets(kernel: Kernel) -> None:
     out = kernel.execute("%%claude --scripted chat_context.yaml\nHello, my name is Ada")
-    bundles = [d for d in out["data"] if "application/vnd.jupyter.widget-view+json" in d]
-    assert bundles, "the cell shows the turn widget"
+    view = "application/vnd.jupyter.widget-view+json"
+    bundles = [d for d in out["data"] if d.get("text/plain", "").startswith("claude (default)")]
+    assert view in bundles[0], "the cell shows the turn widget"
     last = bundles[-1]
-    # the final update carries readable text and safe Markdown of the whole turn
+    # the final update is static: readable text and safe Markdown of the whole turn, and no
+    # widget view (a saved notebook needs no widget state to show it)
+    assert view not in last
     assert "remember" in last["text/plain"] and "Ada" in last["text/plain"]
     assert "<strong>remember</strong>" in last["text/markdown"]
 
@@ -173,8 +176,8 @@ def test_saved_fallback_shows_the_whole_turn_after_a_decision(
     assert "Done" not in out["data"][-1]["text/plain"]
     display_id = kernel.wait_until(lambda: next(
         (m["content"]["transient"]["display_id"] for m in kernel.messages
-         if m["header"]["msg_type"] == "display_data"
-         and "transient" in m["content"]), None), 10)
+         if m["header"]["msg_type"] == "display_data" and "transient" in m["content"]
+         and m["content"]["data"]["text/plain"].startswith("claude (")), None), 10)
     kernel.execute("d = plan_widgets.get().pending\nd.approve()\n"
                    "await plan_widgets.get().wait(60)")
 

@@ -5,6 +5,7 @@ Each test runs a real kernel and the real CLI against the scripted model (see co
 
 from __future__ import annotations
 
+import html
 import re
 from pathlib import Path
 
@@ -112,8 +113,9 @@ def test_bad_values_on_a_live_session_are_one_line(kernel: Kernel) -> None:
 def test_closing_line_shows_the_turns_cost_and_the_sessions(kernel: Kernel) -> None:
     for i in range(2):
         kernel.execute(f"%%claude --scripted chat_context.yaml\nhello {i}")
-    found = re.findall(r"\$(\d+\.\d+) \(session \$(\d+\.\d+)\)", kernel.html_text())
-    assert len(found) >= 2, kernel.html_text()
+    shown = html.unescape(kernel.html_text())  # as the page shows it ($ as &#36; in the HTML)
+    found = re.findall(r"\$(\d+\.\d+) \(session \$(\d+\.\d+)\)", shown)
+    assert len(found) >= 2, shown
     (turn1, total1), (turn2, total2) = [(float(a), float(b)) for a, b in found[-2:]]
     assert turn1 == total1 > 0  # the first turn is the whole session so far
     assert 0 < turn2 < total2 and abs(turn2 - (total2 - total1)) <= 0.00011

@@ -22,6 +22,12 @@ def mode_marker(k: Kernel) -> str:
     return re.sub(r"<[^>]+>", "", values[-1]).strip()
 
 
+def heading(level: int, text: str, html: str) -> bool:
+    """Whether ``html`` has this heading (a card scales its headings with a style attribute)."""
+    found = re.search(rf'<h{level}(?: style="[^"]*")?>{re.escape(text)}</h{level}>', html)
+    return found is not None
+
+
 def toggle_value(k: Kernel) -> bool:
     cid = k.wait_widget("ToggleButtonModel", description="Plan mode", timeout=30)
     return bool(k.widgets[cid].get("value"))
@@ -47,7 +53,7 @@ def test_approve_returns_to_the_resting_mode_and_the_work_runs(
         assert k.eval("plan_widgets.get().pending.kind") == "'plan'"
         # the plan is on the card as rendered Markdown, with its file
         assert k.wait_until(
-            lambda: any("<h1>Plan: add a greeting</h1>" in m for m in k.markdown_outputs()), 30)
+            lambda: any(heading(1, "Plan: add a greeting", m) for m in k.markdown_outputs()), 30)
         assert "plans/" in k.eval("plan_widgets.get().pending.plan_file")
         assert not (workdir / "hello.py").exists()
         k.click(k.wait_widget("ButtonModel", description="Approve"))
@@ -92,8 +98,8 @@ def test_keep_planning_sends_the_feedback_and_shows_the_revised_plan(
     # the revised plan comes as a new card below; the old one stays, superseded
     second = kernel.wait_widget("ButtonModel", description="Approve", count=2, timeout=60)
     assert kernel.wait_until(
-        lambda: any("<h1>Plan v2</h1>" in m for m in kernel.markdown_outputs()), 30)
-    assert any("<h1>Plan v1</h1>" in m for m in kernel.markdown_outputs())
+        lambda: any(heading(1, "Plan v2", m) for m in kernel.markdown_outputs()), 30)
+    assert any(heading(1, "Plan v1", m) for m in kernel.markdown_outputs())
     assert kernel.wait_until(lambda: "Sent back: keep planning" in kernel.html_text()
                              and "superseded" in kernel.html_text(), 30)
     # the model received exactly the feedback text, as the tool result of ExitPlanMode

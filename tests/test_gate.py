@@ -169,7 +169,7 @@ def test_always_allow_is_shown_only_with_suggestions() -> None:
         return bare, rich
 
     bare, rich = asyncio.run(make())
-    assert bare.always_button not in bare.actions.children
-    assert rich.always_button in rich.actions.children
+    assert bare.always_button not in bare.children
+    assert rich.always_button in rich.children
     assert bare.decision.allow(always=True)
     assert bare.decision.outcome is not None and bare.decision.outcome.status == "allowed"

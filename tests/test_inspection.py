@@ -16,15 +16,10 @@ from plan_widgets.agent.decisions import Decision, DecisionBook, ToolDecision
 from plan_widgets.agent.gate import KERNEL_PLAN_REFUSAL, Gate
 from plan_widgets.agent.seam import Allow, Deny, HostTools, PermissionRequest, ToolSpec
 from plan_widgets.ipython import budget
-from plan_widgets.ipython.inspection import (
-    DESCRIBE_CELLS,
-    MAX_OUTPUT,
-    format_history,
-    inspect_value,
-    list_variables,
-    short_repr,
-)
-from plan_widgets.ipython.kernel_tools import combined, notebook_path, run_code
+from plan_widgets.ipython.describe import DESCRIBE_CELLS, inspect_value
+from plan_widgets.ipython.inspection import MAX_OUTPUT, format_history, list_variables, short_repr
+from plan_widgets.ipython.kernel_tools import combined, notebook_path
+from plan_widgets.ipython.runcode import run_code
 from plan_widgets.model.options import SessionOptions
 from plan_widgets.render.code import highlight_python
 
@@ -80,12 +75,16 @@ def test_listing_redacts_secret_names_and_secret_values() -> None:
 
 
 def test_listing_is_bounded_and_filtered() -> None:
-    ns = {f"v{i}": "x" * 10_000 for i in range(1000)}
-    text = list_variables(ns)
-    assert text.startswith("1000 variables (showing 200;")
+    ns = {f"v{i}": i for i in range(1000)}
+    assert list_variables(ns).startswith("1000 variables (showing 200; narrow with pattern, "
+                                          "or raise limit)")
+    big = {f"v{i}": "x" * 10_000 for i in range(1000)}
+    text = list_variables(big, limit=1000)
+    assert text.startswith("1000 variables (showing 181; narrow with pattern, or the output "
+                           "is bounded)")
     assert len(text) <= MAX_OUTPUT
-    assert list_variables(ns, pattern="v99*").startswith("11 variables:")
-    assert list_variables(ns, pattern="nothing") == "No user variables matching 'nothing' in " \
+    assert list_variables(big, pattern="v99*").startswith("11 variables:")
+    assert list_variables(big, pattern="nothing") == "No user variables matching 'nothing' in " \
         "the kernel."
 
 

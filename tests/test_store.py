@@ -17,6 +17,7 @@ from plan_widgets.store import (
     REDACTED,
     EventLog,
     LogError,
+    LogIncomplete,
     SessionSummary,
     default_log_dir,
     find_session_log,
@@ -151,20 +152,30 @@ class _FullDisk:
     def close(self) -> None:
         self.real.close()
 
+    def fileno(self) -> int:
+        return int(self.real.fileno())
 
-def test_a_failed_write_leaves_no_broken_line(tmp_path: Path) -> None:
+
+def test_a_failed_write_leaves_no_broken_line_and_loses_no_event(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     log = EventLog(path)
     log.append(err("a"))
     log._fh = _FullDisk(log._fh)  # type: ignore[assignment]
-    with pytest.raises(OSError):
-        log.append(err("lost"))
-    assert log.seq == 1  # the failed event did not use up a number
-    b = log.append(err("b"))  # the disk has room again
+    with pytest.raises(LogIncomplete) as info:
+        log.append(err("kept"))
+    assert isinstance(info.value, OSError) and info.value.at == 2
+    assert "incomplete from event 2" in str(info.value)
+    assert "No space left on device" in str(info.value) and "\n" not in str(info.value)
+    assert (log.broken_at, log.seq) == (2, 2)
+    assert isinstance(log.broken, OSError) and log.broken.errno == errno.ENOSPC
+    assert [e.message for e in log.unwritten] == ["kept"]
+    # the file holds the events before it, and no half line
+    assert [(e.seq, e.message) for e in read_events(path)] == [(1, "a")]
+    b = log.append(err("b"))  # the disk has room again: the kept event goes first
     log.close()
-    assert b.seq == 2
-    assert [(e.seq, e.message) for e in read_events(path)] == [(1, "a"), (2, "b")]
-    assert len(lines_of(path)) == 2
+    assert b.seq == 3 and log.broken_at is None and log.unwritten == []
+    assert [(e.seq, e.message) for e in read_events(path)] == [(1, "a"), (2, "kept"), (3, "b")]
+    assert len(lines_of(path)) == 3
 
 
 # -- reading --------------------------------------------------------------------------------
@@ -513,3 +524,394 @@ def test_list_sessions_of_a_torn_log(tmp_path: Path) -> None:
     (s,) = list_sessions(tmp_path)
     assert s.turns == 2 and s.cost_usd == pytest.approx(0.2)
     assert fold(read_events(p)).turns == 2
+
+
+# -- one writer per log (issue 16) ---------------------------------------------------------
+
+HOLD = """
+import sys, time, subprocess
+from plan_widgets.store import EventLog
+log = EventLog(sys.argv[1])
+if len(sys.argv) > 2:  # a child that outlives us (as a kernel's CLI might)
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    print(child.pid, flush=True)
+print("ready", flush=True)
+time.sleep(60)
+"""
+
+
+def _holder(path: Path, child: bool = False) -> tuple[Any, int | None]:
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    p = subprocess.Popen([sys.executable, "-c", HOLD, str(path)] + (["child"] if child else []),
+                         stdout=subprocess.PIPE, env=env)
+    assert p.stdout is not None
+    kid = int(p.stdout.readline()) if child else None
+    assert p.stdout.readline().strip() == b"ready"
+    return p, kid
+
+
+def test_a_second_writer_gets_one_line_naming_the_holder(tmp_path: Path) -> None:
+    import socket
+    import time
+
+    from plan_widgets.model.errors import PlanWidgetsError
+    from plan_widgets.store import LogLocked, held_elsewhere
+
+    path = tmp_path / "abc-123.jsonl"
+    write_log(path, [err("a")])
+    p, _ = _holder(path)
+    try:
+        with pytest.raises(LogLocked) as info:
+            EventLog(path)
+        msg = str(info.value)
+        assert isinstance(info.value, PlanWidgetsError)
+        assert msg.startswith("session abc-123 is open in another kernel (pid "), msg
+        assert f"pid {p.pid} on host {socket.gethostname()}, since " in msg
+        assert time.strftime("%H:") in msg  # since when
+        assert "%claude stop" in msg and "--new" in msg  # the way out
+        assert "\n" not in msg and len(msg) < 300
+        h = held_elsewhere(path)
+        assert h is not None and h.pid == p.pid and info.value.holder == h
+        # the log itself is untouched, and still readable
+        assert [e.message for e in read_events(path)] == ["a"]
+        (s,) = list_sessions(tmp_path)
+        assert s.holder == h and s.where.startswith(f"open in another kernel (pid {p.pid} ")
+    finally:
+        p.kill()
+        p.wait()
+    assert held_elsewhere(path) is None  # the sidecar it left names a process that is gone
+    assert list_sessions(tmp_path)[0].where == "log"
+
+
+def test_one_writer_in_one_process_too(tmp_path: Path) -> None:
+    from plan_widgets.store import LogLocked, held_elsewhere
+
+    path = tmp_path / "s.jsonl"
+    first = EventLog(path)
+    with pytest.raises(LogLocked, match=r"^session s is already open in this process \(pid "):
+        EventLog(path)
+    assert held_elsewhere(path) is None  # this process's own sessions are listed as its own
+    first.append(err("a"))
+    first.close()
+    with EventLog(path) as second:  # closed: free again
+        second.append(err("b"))
+    assert [e.seq for e in read_events(path)] == [1, 2]
+    assert not (tmp_path / "s.jsonl.holder").exists()
+
+
+def test_appending_after_close_takes_the_lock_for_that_event_only(tmp_path: Path) -> None:
+    from plan_widgets.store import LogLocked
+
+    path = tmp_path / "s.jsonl"
+    log = EventLog(path)
+    log.close()
+    log.append(err("late"))  # e.g. a decision cancelled after the session closed
+    assert not log.held
+    with EventLog(path) as other:  # the late event did not keep the log
+        other.append(err("next"))
+        with pytest.raises(LogLocked):
+            log.append(err("not ours any more"))
+    assert [e.message for e in read_events(path)] == ["late", "next"]
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+@pytest.mark.parametrize("child", [False, True], ids=["alone", "with-a-child"])
+def test_a_lock_left_by_a_killed_writer_is_taken_over(tmp_path: Path, child: bool) -> None:
+    import signal
+
+    from plan_widgets.store import LogLocked, held_elsewhere
+
+    path = tmp_path / "s.jsonl"
+    p, kid = _holder(path, child)
+    try:
+        with pytest.raises(LogLocked):
+            EventLog(path)
+        os.kill(p.pid, signal.SIGKILL)  # no clean-up runs: the sidecar stays
+        p.wait()
+        assert (tmp_path / "s.jsonl.holder").exists()
+        assert held_elsewhere(path) is None
+        # MEASURED: flock is released with the process (its open files close), even while a
+        # child it started still runs: the next writer gets it on its first, non-blocking try
+        with EventLog(path) as log:
+            log.append(err("after"))
+            h = json.loads((tmp_path / "s.jsonl.holder").read_text())
+            assert h["pid"] == os.getpid()
+    finally:
+        if kid is not None:
+            os.kill(kid, signal.SIGKILL)
+        p.kill()
+        p.wait()
+
+
+def test_a_stale_sidecar_of_a_reused_pid_names_nobody(tmp_path: Path) -> None:
+    import socket
+
+    from plan_widgets.store import held_elsewhere
+
+    path = tmp_path / "s.jsonl"
+    # pid 1 runs, but started long before the "holder" the sidecar describes
+    (tmp_path / "s.jsonl.holder").write_text(json.dumps(
+        {"pid": 1, "host": socket.gethostname(), "since": 1.0, "started": 1e15}))
+    assert held_elsewhere(path) is None
+    (tmp_path / "s.jsonl.holder").write_text("not json")
+    assert held_elsewhere(path) is None
+    # on another host nothing can be checked: it is taken at its word
+    (tmp_path / "s.jsonl.holder").write_text(json.dumps(
+        {"pid": 4242, "host": "elsewhere.example", "since": 1.0}))
+    h = held_elsewhere(path)
+    assert h is not None and h.describe().startswith("pid 4242 on host elsewhere.example")
+
+
+# -- the log folder ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("where", ["under-a-file", "is-a-file"])
+def test_a_log_folder_that_cannot_be_made_is_one_line(tmp_path: Path, where: str) -> None:
+    from plan_widgets.store import LogUnavailable
+
+    (tmp_path / "afile").write_text("x")
+    folder = tmp_path / "afile" / "logs" if where == "under-a-file" else tmp_path / "afile"
+    with pytest.raises(LogUnavailable) as info:
+        EventLog(folder / "s.jsonl")
+    msg = str(info.value)
+    assert msg.startswith(f"cannot create the session log folder {folder}: {tmp_path / 'afile'}"
+                          " is not a folder; set log_dir to a folder you can write"), msg
+    assert "ClaudeMagics.log_dir" in msg and "PLAN_WIDGETS_LOG_DIR" in msg and "\n" not in msg
+
+
+def test_dev_null_as_log_folder(tmp_path: Path) -> None:
+    from plan_widgets.store import LogUnavailable
+
+    with pytest.raises(LogUnavailable, match=r"^cannot create the session log folder "
+                       r"/dev/null/logs: /dev/null is not a folder; set log_dir"):
+        EventLog("/dev/null/logs/s.jsonl")
+
+
+def test_a_log_that_is_a_folder_is_one_line(tmp_path: Path) -> None:
+    from plan_widgets.store import LogUnavailable
+
+    (tmp_path / "s.jsonl").mkdir()
+    with pytest.raises(LogUnavailable, match=r"^cannot open the session log .*s\.jsonl: is a "
+                       "directory; set log_dir"):
+        EventLog(tmp_path / "s.jsonl")
+    assert not (tmp_path / "s.jsonl.holder").exists()  # the lock was let go
+
+
+def test_no_file_descriptor_left_is_one_line(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    code = f"""
+import os, resource
+from plan_widgets.store import EventLog, LogUnavailable
+resource.setrlimit(resource.RLIMIT_NOFILE, (64, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+held = []
+try:
+    while True:
+        held.append(os.open(os.devnull, os.O_RDONLY))
+except OSError:
+    pass
+try:
+    EventLog({str(tmp_path / "s.jsonl")!r})
+except LogUnavailable as e:
+    print(e)
+"""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         timeout=60)
+    assert "no file descriptor left (too many open files)" in out.stdout, out
+    assert "ulimit -n" in out.stdout and out.stdout.count("\n") == 1
+
+
+# -- logs stay private -----------------------------------------------------------------------
+
+
+def test_logs_locks_and_sidecars_are_private(tmp_path: Path) -> None:
+    import stat as st_
+
+    d = default_log_dir(tmp_path)
+    path = d / "s.jsonl"
+    log = EventLog(path)
+    log.append(ev.TurnStarted(turn=1, prompt=f"use {KEY} to deploy"))
+    try:
+        for p in (path, d / "s.jsonl.lock", d / "s.jsonl.holder"):
+            assert st_.S_IMODE(p.stat().st_mode) == 0o600, p
+        assert st_.S_IMODE(d.stat().st_mode) == 0o700
+        assert st_.S_IMODE(d.parent.stat().st_mode) == 0o700
+    finally:
+        log.close()
+    assert KEY.encode() not in path.read_bytes() and REDACTED.encode() in path.read_bytes()
+
+
+def test_an_older_log_is_made_private_when_appended_to(tmp_path: Path) -> None:
+    import stat as st_
+
+    path = tmp_path / "s.jsonl"
+    path.write_text(dump_event(err("old", seq=1)) + "\n")
+    path.chmod(0o644)
+    write_log(path, [err("new")])
+    assert st_.S_IMODE(path.stat().st_mode) == 0o600
+    assert [e.seq for e in read_events(path)] == [1, 2]
+
+
+def test_the_default_folder_is_ignored_by_git(tmp_path: Path) -> None:
+    import shutil
+    import subprocess
+
+    write_log(default_log_dir(tmp_path) / "s.jsonl", [err()])
+    ignore = tmp_path / ".plan_widgets" / ".gitignore"
+    assert ignore.read_text().splitlines()[-1] == "*"
+    # a folder set by hand gets none; an existing .gitignore is left as it is
+    write_log(tmp_path / "mine" / "s.jsonl", [err()])
+    assert not (tmp_path / "mine" / ".gitignore").exists()
+    ignore.write_text("# mine\n*\n")
+    write_log(default_log_dir(tmp_path) / "t.jsonl", [err()])
+    assert ignore.read_text() == "# mine\n*\n"
+    if shutil.which("git") is None:
+        return
+    (tmp_path / "code.py").write_text("print(1)\n")
+    git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    staged = subprocess.run([*git, "diff", "--cached", "--name-only"], check=True,
+                            capture_output=True, text=True).stdout.split()
+    assert "code.py" in staged and not any(".plan_widgets/" in f for f in staged), staged
+
+
+# -- a log edited by hand, or from a newer version -----------------------------------------
+
+
+def test_newer_events_and_fields_are_kept_and_said_once(tmp_path: Path,
+                                                        caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+
+    path = tmp_path / "s.jsonl"
+    a = dump_event(err("a", seq=1))
+    future = json.dumps({"type": "plan:reviewed", "seq": 2, "ts": 1.0, "x": [1]})
+    extra = json.dumps({**json.loads(dump_event(err("b", seq=3))), "added_later": {"y": 2}})
+    path.write_text(f"{a}\n{future}\n{extra}\n")
+    with caplog.at_level(logging.WARNING, logger="plan_widgets"):
+        events = read_events(path)
+        read_events(path)  # the same again: not said twice
+    assert [e.message for e in events] == ["a", "b"]
+    assert events[1].model_extra == {"added_later": {"y": 2}}
+    warned = [r for r in caplog.records if r.name == "plan_widgets"]
+    assert len(warned) == 1, [r.getMessage() for r in warned]
+    line = warned[0].getMessage()
+    assert "\n" not in line and str(path) in line
+    assert "1 event(s) of unknown type (plan:reviewed)" in line
+    assert "unknown field(s) added_later" in line and "kept in the log" in line
+    # appending (a resumed session) keeps every line byte for byte
+    before = path.read_bytes()
+    write_log(path, [err("c")])
+    after = path.read_bytes()
+    assert after.startswith(before)
+    assert [e.seq for e in read_events(path)] == [1, 3, 4]
+    # and a rewrite through the model keeps the unknown field
+    assert json.loads(dump_event(read_events(path)[1])) == json.loads(extra)
+
+
+def test_an_unterminated_newer_last_line_is_not_cut(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    future = json.dumps({"type": "plan:reviewed", "seq": 2, "ts": 1.0})
+    path.write_text(dump_event(err("a", seq=1)) + "\n" + future)
+    write_log(path, [err("b")])
+    assert future.encode() + b"\n" in path.read_bytes()
+    assert [e.seq for e in read_events(path)] == [1, 3]
+
+
+@pytest.mark.parametrize("bad", ['[1, 2]', '"text"', '42', 'null', '{"seq": 2}',
+                                 '{"type": "turn:started", "turn": "two", "prompt": "p"}'])
+def test_json_of_the_wrong_shape_names_its_line(tmp_path: Path, bad: str) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_text(dump_event(err("a", seq=1)) + "\n\n" + bad + "\n"
+                    + dump_event(err("b", seq=2)) + "\n")
+    with pytest.raises(LogError) as info:
+        read_events(path)
+    assert str(info.value).startswith(f"{path}:3: malformed event line: "), info.value
+    assert "\n" not in str(info.value)
+    from plan_widgets.model.errors import PlanWidgetsError
+
+    assert isinstance(info.value, PlanWidgetsError)
+
+
+# -- a full disk -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def tiny_disk(tmp_path: Path) -> Any:
+    """A 64 KiB tmpfs (root only: skipped elsewhere)."""
+    import subprocess
+
+    mnt = tmp_path / "tiny"
+    mnt.mkdir()
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)],
+                       capture_output=True)
+    if r.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {r.stderr.decode().strip()}")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
+
+def _fill(folder: Path) -> Path:
+    """Fill the file system of ``folder``; returns the filler file."""
+    filler = folder / "filler"
+    with open(filler, "wb", buffering=0) as fh:
+        try:
+            while True:
+                fh.write(b"x" * 512)
+        except OSError as e:
+            assert e.errno == errno.ENOSPC
+    return filler
+
+
+def test_a_full_disk_loses_no_event(tiny_disk: Path) -> None:
+    path = tiny_disk / "s.jsonl"
+    log = EventLog(path)
+    log.append(err("before"))
+    filler = _fill(tiny_disk)
+    big = "x" * 6000  # more than the page the file has room left in
+    sent = [err(f"during {i} {big}") for i in range(5)]
+    for e in sent:
+        with pytest.raises(LogIncomplete, match=r"incomplete from event 2: No space left on "):
+            log.append(e)
+    assert log.broken_at == 2 and log.broken is not None and log.broken.errno == errno.ENOSPC
+    assert [e.seq for e in log.unwritten] == [2, 3, 4, 5, 6]
+    on_disk = read_events(path)  # a clean prefix, never a broken line
+    assert [e.message for e in on_disk] == ["before"]
+    assert path.read_bytes().endswith(b"\n")
+    filler.unlink()  # room again: the next append writes everything kept, in order
+    log.append(err("after"))
+    log.close()
+    assert log.broken_at is None
+    got = [(e.seq, e.message) for e in read_events(path)]
+    assert got == [(1, "before"), *[(i + 2, f"during {i} {big}") for i in range(5)],
+                   (7, "after")]
+
+
+def test_close_writes_what_was_kept_when_there_is_room(tiny_disk: Path) -> None:
+    path = tiny_disk / "s.jsonl"
+    log = EventLog(path)
+    filler = _fill(tiny_disk)
+    with pytest.raises(LogIncomplete):
+        log.append(err("kept " + "x" * 6000))
+    filler.unlink()
+    log.close()
+    assert [e.message[:4] for e in read_events(path)] == ["kept"]
+
+
+def test_an_abandoned_writer_lets_go(tmp_path: Path) -> None:
+    import gc
+
+    path = tmp_path / "s.jsonl"
+    EventLog(path).append(err("a"))  # never closed
+    gc.collect()
+    assert not (tmp_path / "s.jsonl.holder").exists()
+    with EventLog(path) as log:
+        log.append(err("b"))
+    assert [e.seq for e in read_events(path)] == [1, 2]

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
+
+from ..model.errors import OptionError
 
 NO_CREDENTIALS = (
     "No Claude credentials found. Either set ANTHROPIC_API_KEY (or run `claude login` in a "
@@ -38,3 +41,10 @@ def has_credentials(env: dict[str, str] | None = None) -> bool:
         if isinstance(data, dict) and (data.get("oauthAccount") or data.get("primaryApiKey")):
             return True
     return False
+
+
+def require_credentials(scripted: str | None, env: Mapping[str, str] | None = None) -> None:
+    """Raise :class:`OptionError` (the two ways forward, in one line) unless the session runs
+    on a scripted model or the CLI will find credentials."""
+    if not scripted and not has_credentials(dict(env or {})):
+        raise OptionError(NO_CREDENTIALS)

@@ -13,6 +13,7 @@ the question (:meth:`Decision.asked_event`) and the one that logs its outcome
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 import uuid
 from collections.abc import Callable
@@ -24,6 +25,7 @@ from ..model.events import Actor, DecisionKind
 from ..model.options import RESTING_MODES
 from .seam import Allow, Answer, Deny
 
+log = logging.getLogger("plan_widgets")
 Decider = Literal["user", "code"]
 """Who may grant: a click on a card, or the notebook's own code."""
 
@@ -94,7 +96,7 @@ class Decision:
             try:
                 fn()
             except Exception:
-                pass
+                log.exception("a decision watcher failed")
 
     def _resolve(self, outcome: Outcome) -> bool:
         if outcome.granted and outcome.by not in ("user", "code"):
@@ -108,7 +110,7 @@ class Decision:
             try:
                 fn(self)
             except Exception:  # a broken listener must not lose the decision
-                pass
+                log.exception("a decision listener failed")
         self._listeners.clear()
         self._notify()
         return True

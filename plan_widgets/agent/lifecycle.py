@@ -28,9 +28,10 @@ from ..model.errors import OptionError
 from ..model.options import ALL_MODES
 from ..store import EventLog, LogError, default_log_dir, find_session_log, read_events
 from . import wording
-from .credentials import NO_CREDENTIALS, has_credentials
+from .credentials import require_credentials
 from .decisions import KINDS
 from .gate import EDIT_TOOLS
+from .scratch import ScratchDir
 from .seam import AgentClient, ClientConfig, ClientFactory, HostTools, ScreenCallback
 
 if TYPE_CHECKING:
@@ -54,7 +55,9 @@ class Lifecycle:
         self.connected = asyncio.Event()
         self.resumed_from: str | None = None
         self.resume_mode: str | None = None
-        self._scripted: Any = None
+        self.scripted: Any = None
+        self.scratch: ScratchDir | None = None
+        """The CLI's own TMPDIR, removed when it has exited (see :mod:`scratch`)."""
         # The SDK's first import (about 1.3 s, mostly its mcp dependency) runs in a thread from
         # here on, so the cell's widgets are built and the scripted model starts meanwhile
         # (docs/benchmarks.md, figure 3). Never at %load_ext: it would slow the user's cells.
@@ -111,7 +114,7 @@ class Lifecycle:
             pass
         except Exception as e:  # the CLI could not start: say why, keep the kernel usable
             log.debug("session %s failed to start", self.s.name, exc_info=True)
-            self.s.die(wording.start_failure(e, self.stderr))
+            self.s.die(wording.start_failure(e, self.stderr, self.s.options.cli_path))
         finally:
             if reader is not None:
                 reader.cancel()
@@ -119,9 +122,9 @@ class Lifecycle:
 
     async def start(self) -> None:
         s, o = self.s, self.s.options
-        env = await self._environment()
-        if self.log is None:
+        if self.log is None:  # first: a log folder that cannot be used fails before anything
             self.log = EventLog(self.log_dir / f"{s.session_id}.jsonl")
+        env = await self._environment()
         factory = await self._factory()
         s.emit(ev.SessionStarted(
             session_id=s.session_id, name=s.name, cwd=o.cwd or os.getcwd(),
@@ -130,7 +133,7 @@ class Lifecycle:
         host = s.host_tools
         self.client = factory(ClientConfig(
             cwd=o.cwd or os.getcwd(), mode=self.resume_mode or o.mode, can_use_tool=s.gate,
-            env=env, model=o.model, resume=o.resume or None,
+            env=env, model=o.model, resume=o.resume or None, cli_path=o.cli_path,
             session_id=None if o.resume else s.session_id, stderr=self.stderr.append,
             **(_host_config(host, s.gate.screen) if host is not None else {})))
         await asyncio.wait_for(self.client.connect(), o.connect_timeout)
@@ -141,15 +144,16 @@ class Lifecycle:
         """The CLI's extra environment: the scripted model's endpoint, or real credentials."""
         o = self.s.options
         env: dict[str, str] = dict(o.env)
+        require_credentials(o.scripted, env)
+        self.scratch = ScratchDir()
+        env.update(self.scratch.env())
         if o.scripted:
             from ..scripted import ScriptedModel
 
             requests = self.log_dir / f"{self.s.session_id}.requests.jsonl"
-            self._scripted = await ScriptedModel.astart(o.scripted, log_path=requests,
+            self.scripted = await ScriptedModel.astart(o.scripted, log_path=requests,
                                                         cwd=o.cwd)
-            env.update(self._scripted.env())
-        elif not has_credentials(env):
-            raise OptionError(NO_CREDENTIALS)
+            env.update(self.scripted.env())
         self.cli_env = {**os.environ, **env}
         return env
 
@@ -177,7 +181,7 @@ class Lifecycle:
         except asyncio.CancelledError:
             return
         except Exception as e:
-            reason = wording.start_failure(e, self.stderr)
+            reason = wording.start_failure(e, self.stderr, s.options.cli_path)
         if not s.closed:
             s.die(reason)
 
@@ -186,8 +190,10 @@ class Lifecycle:
         s.book.end_open("close" if s.closed else "cli")
         if self.client is not None:
             await _quietly(self.client.disconnect(), "disconnect the CLI", DISCONNECT_TIMEOUT)
-        if self._scripted is not None:
-            await _quietly(self._scripted.astop(), "stop the scripted model")
+        if self.scripted is not None:
+            await _quietly(self.scripted.astop(), "stop the scripted model")
+        if self.scratch is not None:
+            self.scratch.remove()
         if self.log is not None:
             self.log.close()
         s.runner.drop_queued(s.dead or "the session was closed")

@@ -9,6 +9,8 @@ thread while the cell's widgets are built (docs/benchmarks.md, figure 3).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import warnings
 from collections.abc import AsyncIterator
@@ -58,6 +60,14 @@ _SYNTHETIC = "<synthetic>"
 """The model name of the CLI's own messages (its report of an API failure)."""
 
 
+class CLIExited(RuntimeError):
+    """The CLI process exited while starting (``exit_code``, negative: killed by a signal)."""
+
+    def __init__(self, exit_code: int) -> None:
+        super().__init__(f"the Claude Code CLI exited with code {exit_code}")
+        self.exit_code = exit_code
+
+
 class SdkClient:
     """:class:`~plan_widgets.agent.seam.AgentClient` over the real CLI."""
 
@@ -70,8 +80,15 @@ class SdkClient:
             self._client = ClaudeSDKClient(_options(config, self._permission))
 
     async def connect(self) -> None:
-        with procgroup.own_process_group(_subprocess_cli):  # the kernel's interrupt spares the CLI
-            await self._client.connect()
+        try:
+            with procgroup.own_process_group(_subprocess_cli):  # a kernel interrupt spares it
+                await self._client.connect()
+        except Exception as e:
+            code = await self._exit_code()
+            if code is None:
+                raise
+            # the SDK says "Failed to write to process stdin"; the real cause is that it exited
+            raise CLIExited(code) from e
 
     async def query(self, prompt: str, session_id: str) -> None:
         await self._client.query(prompt, session_id=session_id)
@@ -91,13 +108,32 @@ class SdkClient:
         await self._client.set_model(model)
 
     async def disconnect(self) -> None:
-        await self._client.disconnect()
+        proc = self._process()
+        try:
+            await self._client.disconnect()
+        finally:  # a CLI that never answered (hung, or stopped) must not outlive its session
+            if proc is not None and getattr(proc, "returncode", 0) is None:
+                with contextlib.suppress(ProcessLookupError, OSError):
+                    proc.kill()
 
     @property
     def pid(self) -> int | None:
         """The CLI's process id (from the SDK's transport; None if it is not running)."""
-        proc = getattr(getattr(self._client, "_transport", None), "_process", None)
-        return getattr(proc, "pid", None)
+        return getattr(self._process(), "pid", None)
+
+    async def _exit_code(self, wait: float = 1.0) -> int | None:
+        """The CLI's exit code, if it has exited (or does within ``wait`` seconds)."""
+        proc = self._process()
+        if proc is None:
+            return None
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(proc.wait(), wait)
+        code = getattr(proc, "returncode", None)
+        return code if isinstance(code, int) else None
+
+    def _process(self) -> Any:
+        """The SDK transport's process object (an SDK internal: None if its layout changed)."""
+        return getattr(getattr(self._client, "_transport", None), "_process", None)
 
     async def _permission(self, tool: str, tool_input: dict[str, Any],
                           ctx: ToolPermissionContext) -> Any:

@@ -20,6 +20,7 @@ from typing import Any
 from .. import model as ev
 from ..model.errors import OptionError, SessionError
 from ..model.options import SessionOptions
+from ..store import LogIncomplete
 from . import wording
 from .decisions import Decision, DecisionBook
 from .gate import Gate
@@ -50,6 +51,8 @@ class Session:
         self.book = DecisionBook()
         self.dead: str | None = None
         self.closed = False
+        self.log_problem: str | None = None
+        """Why the event log is incomplete (a full disk), or None: the session goes on."""
         self.modes = Modes(self, self.options.plan, self.options.model)
         self.gate = Gate(self)
         self.runner = Runner(self)
@@ -258,9 +261,11 @@ class Session:
                                 "before this prompt ran.")
         self.runner.stop()
         self.notify()  # wakes the running turn, which ends as closed
+        if not self.connected:  # a CLI still starting (or hung in initialize) is stopped now
+            self._owner.cancel()
         try:
             await asyncio.wait_for(asyncio.shield(self._owner), timeout)
-        except (asyncio.TimeoutError, Exception):
+        except (asyncio.TimeoutError, asyncio.CancelledError, Exception):
             self._owner.cancel()
         self.notify()
 
@@ -274,12 +279,23 @@ class Session:
         if self.life.log is not None:
             try:
                 event = self.life.log.append(event)
-            except (OSError, ValueError) as e:  # a full disk, an unserializable input
+            except LogIncomplete as e:  # a full disk: the session goes on, and says so once
+                self._log_incomplete(e)
+            except (OSError, ValueError) as e:  # an unserializable input
                 log.error("event log %s: %s", self.life.log.path, e)  # must not stop the agent
         self.events.append(event)
         self.state = ev.apply(self.state, event)
         self.notify()
         return event
+
+    def _log_incomplete(self, e: LogIncomplete) -> None:
+        text = str(e)[:1].upper() + str(e)[1:]
+        if self.log_problem is not None and f"from event {e.at}:" in self.log_problem:
+            return
+        self.log_problem = text
+        log.error("%s", text)
+        if self.runner.turn is not None:
+            self.runner.turn.view.error(text)
 
     def restore(self, events: list[ev.Event]) -> None:
         """Take a resumed session's logged past as its own."""
@@ -334,8 +350,10 @@ class Session:
             view.decision(d)
         except Exception as e:  # a card that cannot render must not lose the decision
             log.exception("could not show the %s card", d.kind)
-            with contextlib.suppress(Exception):
+            try:
                 view.error(wording.card_failed(d.kind, e, self.name))
+            except Exception:
+                log.exception("could not show that the card failed")
         self.notify()
 
     def _decided(self, d: Decision) -> None:

@@ -9,13 +9,16 @@ the render path escapes it.
 from __future__ import annotations
 
 import asyncio
+import errno
 import re
 from collections.abc import Iterable
 
 from ..model.errors import PlanWidgetsError
+from ..scripted._script import ScriptError
 from .signals import TurnResult
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+_EXIT_CODE = re.compile(r"exit code:? (-?\d+)")
 _API_FAILURES = {429: "rate limited", 500: "server error", 529: "overloaded"}
 
 
@@ -32,24 +35,45 @@ def stderr_tail(lines: Iterable[str]) -> str:
     return " ".join(useful[-3:])[-400:]
 
 
-def start_failure(e: BaseException, stderr: Iterable[str]) -> str:
-    """Why a session could not start or died, naming the real cause."""
+def start_failure(e: BaseException, stderr: Iterable[str], cli_path: str | None = None) -> str:
+    """Why a session could not start or died, naming the real cause (and the CLI, when it is
+    not the bundled one)."""
+    cli = f"the Claude Code CLI ({cli_path})" if cli_path else "the Claude Code CLI"
+    if isinstance(e, ScriptError):  # the scripted model's file, not the CLI
+        return f"the scripted model cannot start: {e}"
     if isinstance(e, PlanWidgetsError):
         return str(e)
-    if type(e).__name__ == "ScriptError":  # the scripted model's file, not the CLI
-        return f"the scripted model cannot start: {e}"
+    if _out_of_descriptors(e):
+        return (f"cannot start {cli}: no file descriptor left (too many open files); close "
+                "some sessions or files, or raise the limit (ulimit -n) and restart the kernel")
     if isinstance(e, asyncio.TimeoutError):
-        return "the Claude Code CLI did not start in time"
+        return f"{cli} did not start in time"
     tail = stderr_tail(stderr)
     if tail:  # the CLI's own reason beats the SDK's "Command failed with exit code 1"
-        return f"the Claude Code CLI exited: {tail}"
+        return f"{cli} exited: {tail}"
     code = getattr(e, "exit_code", None)
+    said = _EXIT_CODE.search(str(e))  # "Cannot write to terminated process (exit code: 1)"
+    if not isinstance(code, int) and said:
+        code = int(said.group(1))
     if isinstance(code, int) and code < 0:  # e.g. killed by the OOM killer or by hand
-        return f"the Claude Code CLI exited: killed by signal {-code}"
+        return f"{cli} exited: killed by signal {-code}"
     if isinstance(code, int):
-        return f"the Claude Code CLI exited with code {code}"
+        return f"{cli} exited with code {code}"
     text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-    return f"the Claude Code CLI failed: {_ANSI.sub('', text)}"
+    return f"{cli} failed: {_ANSI.sub('', text)}"
+
+
+def _out_of_descriptors(e: BaseException | None) -> bool:
+    """Whether ``e`` (or what caused it) is "too many open files" (EMFILE, ENFILE)."""
+    seen: set[int] = set()
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        if isinstance(e, OSError) and e.errno in (errno.EMFILE, errno.ENFILE):
+            return True
+        if "Too many open files" in str(e):
+            return True
+        e = e.__cause__ or e.__context__
+    return False
 
 
 def with_stderr(reason: str, stderr: Iterable[str]) -> str:
@@ -109,6 +133,8 @@ CLOSED_BEFORE_RUN = "the session was closed before this prompt ran"
 CLOSED_DURING_TURN = "the session was closed during this turn"
 KERNEL_STOPPED = "the kernel stopped before this turn ended"
 CLI_EXITED = "the Claude Code CLI exited"
+INTERRUPTED_STARTING = ("Interrupted while the session was starting: nothing was sent; run the "
+                        "cell again.")
 NOTEBOOK_WRITE_REFUSED = "Refused a direct write to the open notebook (propose a cell instead)"
 
 

@@ -10,18 +10,21 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import sys
 from typing import Any
 
-from IPython.display import display
-
+from ..agent import wording
+from ..agent.tasks import spawn
 from ..model.errors import OptionError, SessionError
 from . import registry as _registry
-from .output import in_kernel, show
+from .output import in_kernel
 from .resume import show_resumed
 
+log = logging.getLogger("plan_widgets")
+
 _CONFIGURED = ("model", "plan_model", "mode", "approval_timeout", "log_dir", "scripted",
-               "kernel_tools")
+               "cli_path", "kernel_tools")
 """``ClaudeMagics`` settings that are a cell's defaults."""
 
 
@@ -90,12 +93,12 @@ def _show_turn(session: Any, body: str, blocked: Any, kernel: bool) -> tuple[Any
         from .textview import TextTurnView
 
         return TextTurnView(), None
-    from ..widgets import WidgetTurnView, card_for
+    from ..widgets import WidgetTurnView, show_card
 
     if blocked is not None:  # its card may be gone (this cell re-run, its output cleared)
-        show(card_for(blocked))
+        show_card(blocked)  # (static once decided)
     view = WidgetTurnView(session, body, _registry.control_bar(session))
-    return view, display(view.mimebundle(), raw=True, display_id=True)
+    return view, view.show()  # the control bar, then the turn (static once it has ended)
 
 
 def _ask(session: Any, body: str, plan: bool, view: Any, handle: Any) -> Any:
@@ -107,10 +110,10 @@ def _ask(session: Any, body: str, plan: bool, view: Any, handle: Any) -> Any:
             print(f"%%claude: {e}", file=sys.stderr)
         else:
             view.error(str(e)[:1].upper() + str(e)[1:] + ".")
-            _refresh(handle, view)
+            view.turn_done()
         return None
-    if handle is not None:  # the saved notebook's text fallback shows the whole turn
-        turn.add_done_callback(lambda _t: _refresh(handle, view))
+    if handle is not None:  # once ended, the turn's output becomes static (widgets closed)
+        turn.add_done_callback(lambda _t: view.turn_done())
     return turn
 
 
@@ -122,7 +125,11 @@ async def _wait(session: Any, turn: Any, view: Any, handle: Any, kernel: bool) -
         else:  # in a terminal, wait for the whole turn (decisions at the prompt)
             await turn
     except (KeyboardInterrupt, asyncio.CancelledError):
-        if session.withdraw(turn):  # still waiting for its turn: it must never run later
+        if not session.connected and session.withdraw(turn, wording.INTERRUPTED_STARTING):
+            spawn(session.close())  # a CLI still starting is stopped, never left half-up
+            view.error(wording.INTERRUPTED_STARTING)
+            print(wording.INTERRUPTED_STARTING)
+        elif session.withdraw(turn):  # still waiting for its turn: it must never run later
             view.error("Interrupted before it started: this prompt was not sent.")
             print("Interrupted: this prompt was not sent.")
         else:
@@ -142,4 +149,4 @@ def _refresh(handle: Any, view: Any) -> None:
     try:
         handle.update(view.mimebundle(), raw=True)
     except Exception:  # a closed frontend channel must not break the turn
-        pass
+        log.debug("could not update the cell's display", exc_info=True)

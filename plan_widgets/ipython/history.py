@@ -61,7 +61,7 @@ def sessions(args: argparse.Namespace) -> None:
         rows.append([info.session_id, info.name or "?", when(info.started), info.turns,
                      f"${info.cost_usd:.4f}", info.last_mode or "?",
                      # its callbacks died with the kernel that asked: resume expires them
-                     f"{info.pending} unanswered" if info.pending else 0, "log"])
+                     f"{info.pending} unanswered" if info.pending else 0, info.where])
     if not rows and not bad:
         print(f"no sessions yet (no event logs in {where})")
         return

@@ -25,39 +25,22 @@ so it is not sent: the turn's output shows its code to copy.
 
 from __future__ import annotations
 
-import ast
 import contextlib
-import io
-import itertools
-import linecache
 import os
 import signal
-import threading
-import traceback
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from ..agent.seam import HostTools, ToolFailure, ToolSpec
 from . import budget
-from .inspection import (
-    LIST_LIMIT,
-    MAX_OUTPUT,
-    clip,
-    finish,
-    format_history,
-    inspect_value,
-    list_variables,
-    type_name,
-)
+from .describe import inspect_value
+from .inspection import LIST_LIMIT, MAX_OUTPUT, clip, finish, format_history, list_variables
+from .runcode import run_code
 
 SERVER = "kernel"
 INSPECT_SECONDS = 2.0
 """The time budget of one inspection (the value's own repr, pandas' head, ...)."""
-STDOUT_CHARS = 8000
-STDERR_CHARS = 4000
-RESULT_CHARS = 4000
-TRACEBACK_CHARS = 6000
 
 
 # -- where the kernel is ----------------------------------------------------------------------
@@ -155,113 +138,6 @@ def cell_waiting(session: str) -> Iterator[None]:
         _proposals.open.pop(session, None)
 
 
-# -- running code --------------------------------------------------------------------------------
-
-class _Bounded(io.TextIOBase):
-    """A text stream that keeps the first ``limit`` characters and counts the rest."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.parts: list[str] = []
-        self.kept = 0
-        self.dropped = 0
-
-    def writable(self) -> bool:
-        return True
-
-    def write(self, s: str) -> int:
-        s = str(s)
-        room = self.limit - self.kept
-        if room > 0:
-            self.parts.append(s[:room])
-            self.kept += min(len(s), room)
-        self.dropped += max(len(s) - max(room, 0), 0)
-        return len(s)
-
-    def text(self) -> str:
-        out = "".join(self.parts)
-        return out + (f"… [{self.dropped:,} more characters]" if self.dropped else "")
-
-
-_runs = itertools.count(1)
-
-
-def _interrupt_run() -> Any:
-    """SIGINT for the run: the kernel's stop button raises KeyboardInterrupt in the code (the
-    kernel ignores SIGINT between cells, and an awaiting cell's handler only schedules)."""
-    if threading.current_thread() is not threading.main_thread():
-        return None
-    return signal.signal(signal.SIGINT, signal.default_int_handler)
-
-
-def run_code(ns: dict[str, Any], code: str, *, capture_display: Any = None,
-             interrupted: Callable[[Any], None] | None = None) -> str:
-    """Run ``code`` in ``ns`` as a cell would (a last expression's value is the result);
-    stdout, stderr, displays, the result's repr and any traceback come back, each bounded."""
-    n = next(_runs)
-    filename = f"<claude-run-{n}>"
-    try:
-        tree = ast.parse(code, filename, "exec")
-    except SyntaxError as e:
-        return finish("SyntaxError: " + "".join(traceback.format_exception_only(e)).strip()
-                      + "\nNothing ran.")
-    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
-    last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
-    assert last is None or isinstance(last, ast.Expr)
-    out, err = _Bounded(STDOUT_CHARS), _Bounded(STDERR_CHARS)
-    result: Any = None
-    has_result = False
-    failure = ""
-    stopped = False
-    displays: Any = None
-    previous = _interrupt_run()
-    try:
-        with contextlib.ExitStack() as stack:
-            stack.enter_context(contextlib.redirect_stdout(out))
-            stack.enter_context(contextlib.redirect_stderr(err))
-            if capture_display is not None:
-                displays = stack.enter_context(capture_display())
-            exec(compile(tree, filename, "exec"), ns)  # noqa: S102 - the user approved it
-            if last is not None:
-                result = eval(compile(ast.Expression(last.value), filename, "eval"), ns)
-                has_result = result is not None
-    except KeyboardInterrupt:
-        stopped = True
-    except BaseException as e:  # noqa: BLE001 - SystemExit too: the kernel must go on
-        tb = e.__traceback__.tb_next if e.__traceback__ is not None else None
-        failure = "".join(traceback.format_exception(type(e), e, tb))
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)
-    parts = []
-    if stopped:
-        parts.append("Interrupted by the user (the kernel's stop button): the code stopped "
-                     "part way; the namespace may hold partial changes.")
-    if out.kept or out.dropped:
-        parts.append("stdout:\n" + out.text())
-    if err.kept or err.dropped:
-        parts.append("stderr:\n" + err.text())
-    for d in getattr(displays, "outputs", None) or []:
-        data = getattr(d, "data", None) or {}
-        kinds = ", ".join(sorted(data))
-        text = str(data.get("text/plain", ""))
-        parts.append(f"display ({kinds}):\n{clip(text, 2000)}")
-    if has_result:
-        try:
-            shown = clip(repr(result), RESULT_CHARS)
-        except Exception as e:
-            shown = f"(its repr raised {type(e).__name__}: {clip(str(e), 300)})"
-        parts.append(f"result ({type_name(result)}):\n{shown}")
-    if failure:
-        tail = failure if len(failure) <= TRACEBACK_CHARS else "…" + failure[-TRACEBACK_CHARS:]
-        parts.append("error:\n" + tail)
-    if not parts:
-        parts.append("Done (no output, no result).")
-    if stopped and interrupted is not None:
-        interrupted(previous)
-    return finish("\n\n".join(parts))
-
-
 # -- the tools ------------------------------------------------------------------------------------
 
 def _shell() -> Any:
@@ -271,10 +147,6 @@ def _shell() -> Any:
     if ip is None:
         raise ToolFailure("no IPython kernel is running")
     return ip
-
-
-def _hidden(ip: Any) -> Any:
-    return getattr(ip, "user_ns_hidden", None) or {}
 
 
 def _lookup(ns: Mapping[str, Any], name: str) -> Any:
@@ -289,26 +161,33 @@ def _lookup(ns: Mapping[str, Any], name: str) -> Any:
     return value
 
 
-def _schema(props: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    return {"type": "object", "properties": props, "required": required,
+def _schema(props: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
+    return {"type": "object", "properties": props, "required": required or [],
             "additionalProperties": False}
 
 
-def host_tools(session: str, *, interrupt: Callable[[], None] | None = None) -> HostTools | None:
-    """The kernel tools for the session called ``session`` (None outside IPython)."""
-    from IPython import get_ipython
+def _capture() -> Any:
+    from IPython.utils.capture import capture_output
 
-    ip = get_ipython()
-    if ip is None:
-        return None
-    notebook = notebook_path(ip.user_ns, os.environ)
+    return capture_output(stdout=False, stderr=False, display=True)
 
-    async def list_tool(args: dict[str, Any]) -> str:
+
+class KernelTools:
+    """The tool handlers of one session (``session``: its name)."""
+
+    def __init__(self, session: str, notebook: str | None,
+                 interrupt: Callable[[], None] | None) -> None:
+        self.session = session
+        self.notebook = notebook
+        self.interrupt = interrupt
+
+    async def list_variables(self, args: dict[str, Any]) -> str:
         shell = _shell()
-        return list_variables(shell.user_ns, _hidden(shell), pattern=args.get("pattern"),
+        hidden = getattr(shell, "user_ns_hidden", None) or {}
+        return list_variables(shell.user_ns, hidden, pattern=args.get("pattern"),
                               limit=int(args.get("limit") or LIST_LIMIT))
 
-    async def inspect_tool(args: dict[str, Any]) -> str:
+    async def inspect_variable(self, args: dict[str, Any]) -> str:
         name = str(args.get("name", "")).strip()
         if not name:
             raise ToolFailure("give the variable's name")
@@ -333,85 +212,93 @@ def host_tools(session: str, *, interrupt: Callable[[], None] | None = None) -> 
             return finish(f"Inspecting {name} raised {type(e).__name__}: {clip(str(e), 500)}")
         return str(got.value)
 
-    async def history_tool(args: dict[str, Any]) -> str:
+    async def read_history(self, args: dict[str, Any]) -> str:
         shell = _shell()
         hm = shell.history_manager
-        path = notebook_path(shell.user_ns, os.environ) or notebook
+        path = notebook_path(shell.user_ns, os.environ) or self.notebook
         return format_history(list(hm.input_hist_raw), dict(hm.output_hist),
                               last=int(args.get("last") or 20), notebook=path)
 
-    async def run_tool(args: dict[str, Any]) -> str:
+    async def run_code(self, args: dict[str, Any]) -> str:
         code = str(args.get("code", ""))
         if not code.strip():
             raise ToolFailure("the code is empty")
-        shell = _shell()
-        from IPython.utils.capture import capture_output
+        return run_code(_shell().user_ns, code, capture_display=_capture,
+                        interrupted=self._interrupted)
 
-        def capture() -> Any:
-            return capture_output(stdout=False, stderr=False, display=True)
+    def _interrupted(self, previous: Any) -> None:
+        """The stop button stopped the code: the turn stops too."""
+        if callable(previous) and previous is not signal.default_int_handler:
+            previous(signal.SIGINT, None)  # a waiting cell's handler: the cell interrupts it
+        elif self.interrupt is not None:
+            self.interrupt()
 
-        def interrupted(previous: Any) -> None:
-            if callable(previous) and previous is not signal.default_int_handler:
-                previous(signal.SIGINT, None)  # an awaiting cell's handler: it interrupts
-            elif interrupt is not None:
-                interrupt()
-
-        return run_code(shell.user_ns, code, capture_display=capture, interrupted=interrupted)
-
-    async def propose_tool(args: dict[str, Any]) -> str:
+    async def propose_cell(self, args: dict[str, Any]) -> str:
         code = str(args.get("code", ""))
         if not code.strip():
             raise ToolFailure("the code is empty")
         title = " ".join(str(args.get("title") or "").split())[:120]
-        if _proposals.add(session, code, title):
+        if _proposals.add(self.session, code, title):
             return ("Proposed. The code appears as a new cell below the user's %%claude cell "
                     "when that cell returns (every proposal of this cell is combined into that "
                     "one new cell). Nothing ran: the user decides whether to run it.")
         return ("Proposed. The %%claude cell has already returned, so the code is shown in the "
                 "turn's output for the user to copy into a cell. Nothing ran.")
 
-    specs = (
-        ToolSpec("list_variables",
-                 "List the user's variables in the live Jupyter kernel: name, type, shape or "
-                 "length, and a short value. Modules, IPython's own names, private names and "
-                 "library functions are left out; values of secret-named variables are "
-                 "redacted. Reads only.",
-                 _schema({"pattern": {"type": "string", "description":
-                                      "only names matching this glob (df*) or substring"},
-                          "limit": {"type": "integer", "minimum": 1, "maximum": 1000,
-                                    "description": f"rows at most (default {LIST_LIMIT})"}},
-                         []),
-                 list_tool),
-        ToolSpec("inspect_variable",
-                 "Inspect one variable of the live kernel (a name, or a dotted path such as "
-                 "model.coef_): a DataFrame's shape, dtypes, head, null counts (describe() "
-                 "when small); an array's shape, dtype, min/max/mean; otherwise a bounded "
-                 f"repr. Reads only; bounded to {MAX_OUTPUT // 1000} KB and "
-                 f"{INSPECT_SECONDS:g} s.",
-                 _schema({"name": {"type": "string"}}, ["name"]),
-                 inspect_tool),
-        ToolSpec("read_history",
-                 "Read the notebook's history: the cells run in this kernel (In) with their "
-                 "results (Out), truncated, and the notebook's path. Reads only.",
-                 _schema({"last": {"type": "integer", "minimum": 1, "maximum": 200,
-                                   "description": "how many recent cells (default 20)"}}, []),
-                 history_tool),
-        ToolSpec("run_code",
-                 "Run Python code in the user's live kernel namespace (like a cell that is not "
-                 "saved): returns stdout, stderr, the last expression's value and any "
-                 "traceback, bounded. It changes the kernel's state, so the user approves "
-                 "each call; in plan mode it is refused (put the code in the plan).",
-                 _schema({"code": {"type": "string"}}, ["code"]),
-                 run_tool, changes_state=True, title="Run this code in the kernel?"),
-        ToolSpec("propose_cell",
-                 "Propose Python code as a new cell of the notebook, below the user's "
-                 "%%claude cell. Nothing runs: the user reads it and decides. Allowed in "
-                 "plan mode.",
-                 _schema({"code": {"type": "string"},
-                          "title": {"type": "string", "description": "a short comment line"}},
-                         ["code"]),
-                 propose_tool),
-    )
+    def specs(self) -> tuple[ToolSpec, ...]:
+        return (
+            ToolSpec("list_variables", _LIST_DOC, _schema({
+                "pattern": {"type": "string",
+                            "description": "only names matching this glob (df*) or substring"},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 1000,
+                          "description": f"rows at most (default {LIST_LIMIT})"}}),
+                self.list_variables),
+            ToolSpec("inspect_variable", _INSPECT_DOC,
+                     _schema({"name": {"type": "string"}}, ["name"]), self.inspect_variable),
+            ToolSpec("read_history", _HISTORY_DOC, _schema({
+                "last": {"type": "integer", "minimum": 1, "maximum": 200,
+                         "description": "how many recent cells (default 20)"}}),
+                self.read_history),
+            ToolSpec("run_code", _RUN_DOC, _schema({"code": {"type": "string"}}, ["code"]),
+                     self.run_code, changes_state=True, title="Run this code in the kernel?"),
+            ToolSpec("propose_cell", _PROPOSE_DOC, _schema({
+                "code": {"type": "string"},
+                "title": {"type": "string", "description": "a short comment line"}}, ["code"]),
+                self.propose_cell),
+        )
+
+
+_LIST_DOC = (
+    "List the user's variables in the live Jupyter kernel: name, type, shape or length, and a "
+    "short value. Modules, IPython's own names, private names and library functions are left "
+    "out; values of secret-named variables are redacted. Reads only.")
+_INSPECT_DOC = (
+    "Inspect one variable of the live kernel (a name, or a dotted path such as model.coef_): a "
+    "DataFrame's shape, dtypes, head, null counts (describe() when small); an array's shape, "
+    "dtype, min/max/mean; otherwise a bounded repr. Reads only; bounded to "
+    f"{MAX_OUTPUT // 1000} KB and {INSPECT_SECONDS:g} s.")
+_HISTORY_DOC = (
+    "Read the notebook's history: the cells run in this kernel (In) with their results (Out), "
+    "truncated, and the notebook's path. Reads only.")
+_RUN_DOC = (
+    "Run Python code in the user's live kernel namespace (like a cell that is not saved): "
+    "returns stdout, stderr, the last expression's value and any traceback, bounded. It "
+    "changes the kernel's state, so the user approves each call; in plan mode it is refused "
+    "(put the code in the plan).")
+_PROPOSE_DOC = (
+    "Propose Python code as a new cell of the notebook, below the user's %%claude cell. "
+    "Nothing runs: the user reads it and decides. Allowed in plan mode.")
+
+
+def host_tools(session: str, *, interrupt: Callable[[], None] | None = None) -> HostTools | None:
+    """The kernel tools for the session called ``session`` (None outside IPython)."""
+    from IPython import get_ipython
+
+    ip = get_ipython()
+    if ip is None:
+        return None
+    notebook = notebook_path(ip.user_ns, os.environ)
+    specs = KernelTools(session, notebook, interrupt).specs()
     tools = HostTools(tools=specs, server=SERVER, notebook=notebook)
     return HostTools(tools=specs, server=SERVER, notebook=notebook,
                      prompt=prompt(notebook, tools))

@@ -32,6 +32,8 @@ def status(args: argparse.Namespace) -> None:
           f"id {s.session_id}")
     if s.dead:
         print(f"ended: {s.dead}")
+    if s.log_problem:
+        print(s.log_problem)
 
 
 def interrupt(args: argparse.Namespace) -> None:

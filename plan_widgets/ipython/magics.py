@@ -51,6 +51,8 @@ class ClaudeMagics(Magics):
     wait = Bool(True, help="Cells wait for the turn (False: like --background).").tag(
         config=True
     )
+    cli_path = Unicode(None, allow_none=True, help="The Claude Code CLI to run (unset: the one "
+                       "bundled with claude-agent-sdk).").tag(config=True)
     kernel_tools = Bool(
         True, help="Give new sessions the kernel tools (variables, history, run code, propose "
         "a cell); False: like --no-kernel-tools.",

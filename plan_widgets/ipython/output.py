@@ -40,11 +40,9 @@ def show_markdown(head: str, src: str) -> None:
 
 def show_widget(widget: Any, text: str) -> None:
     """Display a widget, with ``text`` where widgets do not show (a saved notebook's text)."""
-    display({
-        "application/vnd.jupyter.widget-view+json": {
-            "version_major": 2, "version_minor": 0, "model_id": widget.model_id},
-        "text/plain": text,
-    }, raw=True)
+    from ..widgets.shared import widget_bundle
+
+    display(widget_bundle(widget, text_plain=text), raw=True)
 
 
 def show(obj: Any) -> None:

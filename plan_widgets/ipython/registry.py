@@ -4,20 +4,24 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import contextlib
+import logging
 import os
 from typing import TYPE_CHECKING, Any
 
-from ..agent.credentials import NO_CREDENTIALS, has_credentials
+from ..agent.credentials import require_credentials
 from ..model.errors import OptionError
 from ..model.options import SessionOptions
 from ..store import SessionLog, default_log_dir, resolve_session_id, resumable_log
+
+log = logging.getLogger("plan_widgets")
 
 if TYPE_CHECKING:
     from ..agent.session import Session
     from ..widgets import ControlBar
 
 _sessions: dict[str, Session] = {}
+_config_at_start: dict[str, dict[str, Any]] = {}
+"""The ``%config`` defaults each session (by name) was started under."""
 _bars: dict[int, ControlBar] = {}
 
 
@@ -83,13 +87,13 @@ def _start(name: str, given: dict[str, Any]) -> Session:
 def _options(name: str, given: dict[str, Any]) -> SessionOptions:
     """A new session's options, checked: bad input and missing credentials are one line."""
     opts = SessionOptions(name=name, **given).validated()
-    if not opts.scripted and not has_credentials(opts.env):
-        raise OptionError(NO_CREDENTIALS)
+    require_credentials(opts.scripted, opts.env)
     return opts
 
 
-def _register(opts: SessionOptions) -> Session:
-    """Start a session and make it the kernel's session of its name."""
+def _register(opts: SessionOptions, config: dict[str, Any] | None = None) -> Session:
+    """Start a session and make it the kernel's session of its name (``config``: the
+    ``%config`` defaults it was started under, if a cell started it)."""
     from ..agent.session import Session
 
     tools = None
@@ -99,6 +103,10 @@ def _register(opts: SessionOptions) -> Session:
         tools = host_tools(opts.name, interrupt=lambda: _interrupt(opts.name))
     s = Session(opts, tools=tools)
     _sessions[opts.name] = s
+    if config is None:
+        _config_at_start.pop(opts.name, None)  # started from code: nothing came from %config
+    else:
+        _config_at_start[opts.name] = dict(config)
     return s
 
 
@@ -122,7 +130,8 @@ def _started_with(s: Session) -> dict[str, Any]:
     o = s.options
     return {"model": o.model, "plan_model": o.plan_model, "mode": o.mode, "cwd": o.cwd,
             "scripted": o.scripted, "approval_timeout": o.approval_timeout,
-            "log_dir": o.log_dir, "env": dict(o.env) or None, "kernel_tools": o.kernel_tools}
+            "log_dir": o.log_dir, "env": dict(o.env) or None, "cli_path": o.cli_path,
+            "kernel_tools": o.kernel_tools}
 
 
 def resolve(prefix: str, log_dir: str | os.PathLike[str] | None) -> str | None:
@@ -182,6 +191,11 @@ async def obtain(name: str, wanted: dict[str, Any], defaults: dict[str, Any], *,
         await _adjust(s, wanted)
         return s, notes
     base: dict[str, Any] = _started_with(s) if s is not None else {}
+    for k, v in _config_at_start.get(name, {}).items():
+        # what the old session took from %config follows %config now (a log_dir fixed after
+        # a failure, say); what its cells gave stays
+        if base.get(k) == v and v is not None and defaults.get(k) != v:
+            del base[k]
     if s is not None and s.dead:
         hint = f" --session {name}" if name != "default" else ""
         notes.append(
@@ -196,7 +210,7 @@ async def obtain(name: str, wanted: dict[str, Any], defaults: dict[str, Any], *,
     opts = _options(name, merged)  # bad input first, in one line
     if replace and s is not None:
         await s.close()
-    return _register(opts), notes
+    return _register(opts, defaults), notes
 
 
 async def _adjust(s: Session, wanted: dict[str, Any]) -> None:
@@ -261,8 +275,10 @@ def _cancel_pending_at_exit() -> None:
 
     The CLI exits by itself once the kernel's pipes close (measured: within 3 s)."""
     for s in list(_sessions.values()):
-        with contextlib.suppress(Exception):
+        try:
             s.end_decisions("close")
+        except Exception:  # at exit: the other sessions' decisions must still end
+            log.exception("could not end the decisions of %s", s.name)
 
 
 atexit.register(_cancel_pending_at_exit)

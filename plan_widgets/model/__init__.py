@@ -27,10 +27,11 @@ from .events import (
     gc_paused,
     parse_event,
 )
-from .fold import DecisionRecord, SessionState, apply, fold
+from .fold import Cost, DecisionRecord, SessionState, apply, fold
 
 __all__ = [
     "Actor",
+    "Cost",
     "DecisionRecord",
     "DecisionKind",
     "EVENTS_ADAPTER",

@@ -27,7 +27,9 @@ MAX_ERRORS = 20
 
 
 class _Base(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    # Fields this version does not know (a log from a newer one, or edited by hand) are kept
+    # in ``model_extra`` and written back as they were: the fold ignores them.
+    model_config = ConfigDict(frozen=True, extra="allow")
 
     ts: float = Field(default_factory=time.time)
     """Epoch seconds."""

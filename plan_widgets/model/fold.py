@@ -155,6 +155,32 @@ _SCALARS = tuple(
 )
 
 
+class Cost(NamedTuple):
+    """The session's cost across CLI processes: each process reports its own running total
+    (``ResultMessage.total_cost_usd``), which restarts at 0 with a new process."""
+
+    base: float = 0.0
+    """The total of earlier processes."""
+    run: float = 0.0
+    """The running total the current process last reported."""
+
+    @property
+    def total(self) -> float:
+        return self.base + self.run
+
+    def new_process(self) -> Cost:
+        return Cost(self.base + self.run, 0.0)
+
+    def reported(self, running_total: float | None) -> Cost:
+        """After a turn's report. A NaN, an infinity or a negative number changes nothing:
+        it would poison every later total (and JSON writes it as null, so a re-read log would
+        disagree with the live state). A total below the last one means a new process."""
+        if running_total is None or not math.isfinite(running_total) or running_total < 0:
+            return self
+        base = self.base + self.run if running_total < self.run else self.base
+        return Cost(base, running_total)
+
+
 class _Builder:
     """A mutable state used while folding; containers are copied on first write."""
 
@@ -295,9 +321,7 @@ def _session_started(b: _Builder, e: SessionStarted) -> None:
         b.model = e.model  # a resume that names no model keeps the one last reported
     b.plan_model = e.plan_model
     b.working = False
-    # a new CLI process restarts its running cost total
-    b.cost_base += b.cost_run
-    b.cost_run = 0.0
+    b.cost_base, b.cost_run = Cost(b.cost_base, b.cost_run).new_process()
     b.cost_usd = b.cost_base
 
 
@@ -310,13 +334,8 @@ def _turn_ended(b: _Builder, e: TurnEnded) -> None:
     b.working = False
     b.input_tokens += e.input_tokens
     b.output_tokens += e.output_tokens
-    # a NaN or infinite cost would poison every later total (and is written as null, so the
-    # re-read log would disagree with the live state): ignore it, as the log reader will
-    if e.cost_usd is not None and math.isfinite(e.cost_usd) and e.cost_usd >= 0:
-        if e.cost_usd < b.cost_run:  # the counter restarted (a new CLI process)
-            b.cost_base += b.cost_run
-        b.cost_run = e.cost_usd
-        b.cost_usd = b.cost_base + b.cost_run
+    cost = Cost(b.cost_base, b.cost_run).reported(e.cost_usd)
+    b.cost_base, b.cost_run, b.cost_usd = cost.base, cost.run, cost.total
     if e.is_error:
         b.error(f"turn {e.turn} {e.result}" + (f": {e.message}" if e.message else ""))
 

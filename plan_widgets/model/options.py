@@ -32,6 +32,8 @@ class SessionOptions:
     plan: bool = False
     env: dict[str, str] = field(default_factory=dict)
     connect_timeout: float = 90.0
+    cli_path: str | None = None
+    """The Claude Code CLI to run (None: the one bundled with claude-agent-sdk)."""
     kernel_tools: bool = True
     """Serve the kernel's tools (variables, history, run code, propose a cell) to the agent."""
 
@@ -43,7 +45,10 @@ class SessionOptions:
             )
         cwd = str(Path(self.cwd or os.getcwd()).expanduser().resolve())
         if not Path(cwd).is_dir():
-            raise OptionError(f"--cwd {self.cwd!r} is not a directory")
+            raise OptionError(f"--cwd {self.cwd!r} is not a directory: give an existing folder")
+        if not os.access(cwd, os.R_OK | os.X_OK):
+            raise OptionError(f"--cwd {self.cwd or cwd!r} cannot be read (permission denied): "
+                              "give a folder you can read")
         scripted = self.scripted
         if scripted is not None:
             p = Path(scripted).expanduser()
@@ -53,7 +58,19 @@ class SessionOptions:
                 raise OptionError(f"--scripted {scripted!r}: no such file")
             scripted = str(p.resolve())
         check_timeout(self.approval_timeout)
-        return replace(self, cwd=cwd, scripted=scripted)
+        cli_path = self.cli_path
+        if cli_path is not None:
+            c = Path(cli_path).expanduser()
+            if not c.is_file():
+                raise OptionError(f"cli_path {cli_path!r}: no such file (give the path of the "
+                                  "claude executable, or leave cli_path unset for the CLI "
+                                  "bundled with claude-agent-sdk)")
+            if not os.access(c, os.X_OK):
+                raise OptionError(f"cli_path {cli_path!r} is not executable (chmod +x it, or "
+                                  "leave cli_path unset for the CLI bundled with "
+                                  "claude-agent-sdk)")
+            cli_path = str(c.resolve())
+        return replace(self, cwd=cwd, scripted=scripted, cli_path=cli_path)
 
     def with_(self, **changes: Any) -> SessionOptions:
         """A copy with some fields changed (None values are ignored)."""

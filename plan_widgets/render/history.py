@@ -9,7 +9,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from ..model import Cost
 from .markdown import summarize
+from .outcomes import decision_status
 
 
 def when(ts: float | None, fmt: str = "%Y-%m-%d %H:%M") -> str:
@@ -58,34 +60,6 @@ def event_summary(e: Any, limit: int = 140) -> str:
     return summarize(text, limit)
 
 
-_STATUS = {
-    "pending": "waiting",
-    "approved": "Approved",
-    "rejected": "Sent back (keep planning)",
-    "expired": "Expired",
-    "cancelled": "Cancelled",
-    "answered": "Answered",
-    "allowed": "Allowed",
-    "always": "Always allowed",
-    "denied": "Denied",
-}
-_BY = {"restart": "the kernel restarted before an answer; it can no longer be answered",
-       "timeout": "no answer in time", "interrupt": "interrupted", "close": "session closed",
-       "cli": "withdrawn by the CLI"}
-
-
-def decision_status(d: Any) -> str:
-    """A decision's outcome in words (plain text)."""
-    text = _STATUS.get(d.status, d.status)
-    if d.status != "pending" and d.by in _BY:
-        text += f": {_BY[d.by]}"
-    if d.status == "approved" and d.mode_after:
-        text += f" (then mode {d.mode_after})"
-    if d.superseded and d.status != "approved":
-        text += " · superseded by a later plan"
-    return text
-
-
 TURN_HEAD = ("turn", "started", "prompt", "result", "cost so far")
 """The columns of :func:`turn_rows`."""
 
@@ -94,22 +68,18 @@ def turn_rows(events: list[Any]) -> list[list[Any]]:
     """One row per turn (see :data:`TURN_HEAD`); the cost is the session's running total
     across CLI processes (each process restarts its own total)."""
     rows: dict[int, list[Any]] = {}
-    base = 0.0
-    run = 0.0
+    cost = Cost()
     for e in events:
         if e.type == "turn:started":
             rows[e.turn] = [e.turn, when(e.ts, "%m-%d %H:%M:%S"), summarize(e.prompt, 80),
                             "unfinished", ""]
         elif e.type == "session:started":
-            base += run
-            run = 0.0
+            cost = cost.new_process()
         elif e.type == "turn:ended" and e.turn in rows:
             rows[e.turn][3] = e.result + (f": {summarize(e.message, 60)}" if e.message else "")
             if e.cost_usd is not None:
-                if e.cost_usd < run:
-                    base += run
-                rows[e.turn][4] = f"${base + e.cost_usd:.4f}"
-                run = e.cost_usd
+                cost = cost.reported(e.cost_usd)
+                rows[e.turn][4] = f"${cost.total:.4f}"
     return list(rows.values())
 
 

@@ -80,9 +80,42 @@ def html_block(safe_html: str, cls: str) -> str:
     return "\n".join([f'<div class="{escape(cls)} {NO_MATH}">', *lines, "</div>"])
 
 
-def render_html(src: str) -> str:
-    """Markdown → inert HTML, as one block with no blank lines and no math (see module doc)."""
-    return html_block(_md().render(src or ""), "pw-md")
+def inline_no_math(text: str) -> str:
+    """Plain text as inline HTML (a ``<span>``) that the math renderers leave alone: escaped,
+    ``$`` and ``\\`` as character references, in an element MathJax skips. For places that
+    take only inline HTML and typeset it (a checkbox's description)."""
+    return f'<span class="{NO_MATH}">{escape(text).translate(_TEX_CHARS)}</span>'
+
+
+def render_html(src: str, *, card: bool = False) -> str:
+    """Markdown → inert HTML, as one block with no blank lines and no math (see module doc).
+
+    ``card=True``: the headings are scaled down (:data:`CARD_HEADING_STYLE`), so that a card's
+    own title (:data:`CARD_TITLE_STYLE`) stays the largest text on the card.
+    """
+    if not card:
+        return html_block(_md().render(src or ""), "pw-md")
+    md = _md()
+    env: dict[str, Any] = {}
+    tokens = md.parse(src or "", env)
+    for t in tokens:
+        if t.type == "heading_open":
+            t.attrSet("style", CARD_HEADING_STYLE.get(t.tag, CARD_HEADING_STYLE["h4"]))
+    return html_block(md.renderer.render(tokens, md.options, env), "pw-md")
+
+
+# A card's title and the headings inside it (a plan's "# Plan" would otherwise be twice the
+# size of the card's title). Inline styles, not a <style> element: they need no selector that
+# could reach the rest of the page, and JupyterLab's sanitizer keeps them (font-size, margin)
+# when a saved notebook is opened again, where it removes <style> elements.
+CARD_TITLE_STYLE = "font-size:1.25em;font-weight:600;margin:0 0 0.4em 0"
+_HEADING_MARGIN = "margin:0.7em 0 0.35em 0"
+CARD_HEADING_STYLE = {
+    "h1": f"font-size:1.15em;{_HEADING_MARGIN}",
+    "h2": f"font-size:1.08em;{_HEADING_MARGIN}",
+    "h3": f"font-size:1.02em;{_HEADING_MARGIN}",
+    "h4": f"font-size:1em;{_HEADING_MARGIN}",
+}
 
 
 def markdown_bundle(src: str) -> dict[str, str]:
@@ -109,6 +142,20 @@ def stable_prefix(text: str) -> int:
     """
     if not text:
         return 0
+    md = _md()
+    tokens: list[Any] = []
+    md.block.parse(_normalized(text), md, {}, tokens)
+    return _cut(text, tokens)[0]
+
+
+def _normalized(text: str) -> str:
+    """The source as markdown-it sees it (its ``normalize`` rule)."""
+    return _LINE_BREAK.sub("\n", text).replace("\0", "\ufffd")
+
+
+def _cut(text: str, tokens: list[Any]) -> tuple[int, int]:
+    """:func:`stable_prefix` from the block tokens of ``text``: (offset, line) of the cut, or
+    (0, 0) when nothing is stable yet."""
     starts = [0] + [m.end() for m in _LINE_BREAK.finditer(text)]  # offset of each line
     last = len(starts) - 1  # the last line may be incomplete
 
@@ -116,18 +163,44 @@ def stable_prefix(text: str) -> int:
         end = starts[i + 1] if i < last else len(text)
         return _LINE_BREAK.sub("", text[starts[i]:end])
 
-    src = _LINE_BREAK.sub("\n", text).replace("\0", "\ufffd")  # markdown-it's normalization
-    md = _md()
-    tokens: list[Any] = []
-    md.block.parse(src, md, {}, tokens)
     blocks = sorted({t.map[0] for t in tokens if t.level == 0 and t.map}, reverse=True)
     for first in blocks:
         if first == 0 or first > last or not _BLANK.match(line(first - 1)):
             continue
         if first == last and _MAY_CONTINUE.match(line(first)):
             continue
-        return starts[first]
-    return 0
+        return starts[first], first
+    return 0, 0
+
+
+def render_stream(text: str) -> tuple[int, str, str]:
+    """Streamed ``text`` in one parse: ``(cut, frozen, tail)``.
+
+    ``cut`` is :func:`stable_prefix` (text), ``frozen`` the HTML of ``text[:cut]`` and ``tail``
+    that of ``text[cut:]``, each exactly what :func:`render_html` makes of that part alone
+    (``""`` for an empty part), but the text is parsed once instead of three times: the
+    stable prefix is found in the same tokens that are rendered. A link reference definition
+    would let one part's links resolve from the other, so then each part is rendered alone.
+    """
+    if not text:
+        return 0, "", ""
+    md = _md()
+    env: dict[str, Any] = {}
+    tokens = md.parse(text, env)
+    if env.get("references"):
+        cut = stable_prefix(text)
+        return (cut, render_html(text[:cut]) if cut else "",
+                render_html(text[cut:]) if cut < len(text) else "")
+    cut, first = _cut(text, tokens)
+    k = 0
+    if cut:
+        k = next(i for i, t in enumerate(tokens)
+                 if t.level == 0 and t.map and t.map[0] >= first)
+
+    def html(part: list[Any]) -> str:
+        return html_block(md.renderer.render(part, md.options, env), "pw-md")
+
+    return cut, html(tokens[:k]) if cut else "", html(tokens[k:]) if cut < len(text) else ""
 
 
 def summarize(value: Any, limit: int = 120) -> str:

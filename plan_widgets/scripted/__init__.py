@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -16,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from ._script import Block, Fail, Script, ScriptError, Step, When, load_script
+
+log = logging.getLogger("plan_widgets")
 
 __all__ = ["Block", "Fail", "Script", "ScriptError", "ScriptedModel", "Step", "When",
            "load_script"]
@@ -31,8 +34,17 @@ class ScriptedModel:
                  log_path: str | os.PathLike[str] | None = None,
                  cwd: str | None = None) -> None:
         self.script_path = str(Path(script).resolve())
-        load_script(self.script_path)  # fail here, in one line, before any process starts
+        try:  # fail here, in one line, before any process starts
+            load_script(self.script_path)
+        except ScriptError as e:
+            raise ScriptError(f"{e} (fix the file, or give another with --scripted)") from None
         self.log_path = Path(log_path) if log_path else None
+        if self.log_path is not None:
+            # its request log sits beside the session logs: a folder that cannot be made is
+            # the log folder's fault (one line naming the setting), not the model's
+            from ..store import prepare_log_dir
+
+            prepare_log_dir(self.log_path.parent)
         self.cwd = os.path.abspath(cwd or os.getcwd())
         self.port = 0
         self._proc: Any = None
@@ -152,8 +164,8 @@ class ScriptedModel:
             try:
                 p.kill()
                 await asyncio.wait_for(p.wait(), 5)
-            except Exception:
-                pass
+            except Exception:  # already gone: nothing left to stop
+                log.debug("the scripted model did not stop", exc_info=True)
 
     @staticmethod
     def _stop_popen(p: subprocess.Popen[bytes]) -> None:

@@ -44,8 +44,10 @@ from pydantic import (
     model_validator,
 )
 
+from ..model.errors import PlanWidgetsError
 
-class ScriptError(ValueError):
+
+class ScriptError(PlanWidgetsError, ValueError):
     """The script cannot be read; the message says where and why."""
 
 

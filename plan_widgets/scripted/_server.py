@@ -18,7 +18,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from ._script import Block, Script, Step, fill
+from ._script import Block, Script, Step
+from ._stream import collapse, events_for
 
 _REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
 _PLAN_FILE = re.compile(r"(/[^\s\"'`<>()]*?/plans/[^\s\"'`<>()]+?\.md)")
@@ -143,113 +144,6 @@ class ScriptState:
             return None
 
 
-def _sse(event: str, data: dict[str, Any]) -> bytes:
-    return f"event: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
-
-
-_FILLER = (
-    "Streaming **Markdown** keeps arriving: a sentence, a `code span`, and a list item.\n\n"
-    "- one point\n- another point\n\n"
-)
-
-
-def _texts(block: Block, names: dict[str, str]) -> list[str]:
-    if block.text_size is not None:
-        reps = block.text_size // len(_FILLER) + 1
-        text = (_FILLER * reps)[: block.text_size]
-    else:
-        text = fill(block.text or "", names)
-    n = block.deltas or len(text) // 40
-    n = max(1, min(n, len(text)))
-    # Exactly n pieces, sizes differing by at most one.
-    size, extra = divmod(len(text), n)
-    out, pos = [], 0
-    for i in range(n):
-        step = size + (1 if i < extra else 0)
-        out.append(text[pos : pos + step])
-        pos += step
-    return out
-
-
-def events_for(step_blocks: list[Block], req: Request, names: dict[str, str],
-               stop_reason: str | None) -> list[bytes]:
-    """The SSE events of one reply."""
-    msg_id = "msg_" + uuid.uuid4().hex[:24]
-    in_tokens = max(1, len(json.dumps(req.body.get("messages", []))) // 4)
-    out_chars = 0
-    evs = [
-        _sse("message_start", {
-            "type": "message_start",
-            "message": {
-                "id": msg_id, "type": "message", "role": "assistant", "model": req.model,
-                "content": [], "stop_reason": None, "stop_sequence": None,
-                "usage": {"input_tokens": in_tokens, "output_tokens": 1,
-                          "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
-            },
-        })
-    ]
-    has_tool = False
-    for index, block in enumerate(step_blocks):
-        if block.tool is not None:
-            has_tool = True
-            tool_input = fill(block.input, names)
-            raw = json.dumps(tool_input)
-            out_chars += len(raw)
-            evs.append(_sse("content_block_start", {
-                "type": "content_block_start", "index": index,
-                "content_block": {"type": "tool_use", "id": "toolu_" + uuid.uuid4().hex[:22],
-                                  "name": block.tool, "input": {}},
-            }))
-            evs.append(_sse("content_block_delta", {
-                "type": "content_block_delta", "index": index,
-                "delta": {"type": "input_json_delta", "partial_json": raw},
-            }))
-        else:
-            evs.append(_sse("content_block_start", {
-                "type": "content_block_start", "index": index,
-                "content_block": {"type": "text", "text": ""},
-            }))
-            for piece in _texts(block, names):
-                out_chars += len(piece)
-                evs.append(_sse("content_block_delta", {
-                    "type": "content_block_delta", "index": index,
-                    "delta": {"type": "text_delta", "text": piece},
-                }))
-        evs.append(_sse("content_block_stop", {"type": "content_block_stop", "index": index}))
-    reason = stop_reason or ("tool_use" if has_tool else "end_turn")
-    evs.append(_sse("message_delta", {
-        "type": "message_delta", "delta": {"stop_reason": reason, "stop_sequence": None},
-        "usage": {"output_tokens": max(1, out_chars // 4)},
-    }))
-    evs.append(_sse("message_stop", {"type": "message_stop"}))
-    return evs
-
-
-def collapse(events: list[bytes]) -> dict[str, Any]:
-    """The non-streaming Message that a list of SSE events adds up to."""
-    message: dict[str, Any] = {}
-    partial: dict[int, str] = {}
-    for raw in events:
-        data = json.loads(raw.decode().split("data: ", 1)[1])
-        t = data["type"]
-        if t == "message_start":
-            message = dict(data["message"], content=[])
-        elif t == "content_block_start":
-            message["content"].append(dict(data["content_block"]))
-        elif t == "content_block_delta":
-            block, delta = message["content"][data["index"]], data["delta"]
-            if delta["type"] == "text_delta":
-                block["text"] += delta["text"]
-            else:
-                partial[data["index"]] = partial.get(data["index"], "") + delta["partial_json"]
-        elif t == "message_delta":
-            message.update(data["delta"])
-            message["usage"] = {**message.get("usage", {}), **data.get("usage", {})}
-    for index, text in partial.items():
-        message["content"][index]["input"] = json.loads(text)
-    return message
-
-
 class _Handler(BaseHTTPRequestHandler):
     server: ScriptedServer
     protocol_version = "HTTP/1.1"
@@ -311,9 +205,13 @@ class ScriptedServer(ThreadingHTTPServer):
         self.state = ScriptState(script, cwd)
         self.log_path = log_path
         self._log_lock = threading.Lock()
+        self._log_failed = False
         if log_path is not None:
             log_path.parent.mkdir(parents=True, exist_ok=True)
-            log_path.write_text("")
+            # requests hold prompts and tool results: readable by their owner only
+            fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            os.fchmod(fd, 0o600)
+            os.close(fd)
 
     @property
     def port(self) -> int:
@@ -330,9 +228,16 @@ class ScriptedServer(ThreadingHTTPServer):
     def _record(self, entry: dict[str, Any]) -> None:
         if self.log_path is None:
             return
-        line = json.dumps(entry) + "\n"
-        with self._log_lock, self.log_path.open("a", encoding="utf-8") as f:
-            f.write(line)
+        from ..store.redact import redact  # secrets stay out of every log in the log folder
+
+        line = json.dumps(redact(entry)) + "\n"
+        try:
+            with self._log_lock, self.log_path.open("a", encoding="utf-8") as f:
+                f.write(line)
+        except OSError as e:  # a full disk: the model still answers (the log is an aid)
+            if not self._log_failed:
+                self._log_failed = True
+                print(f"scripted model: request log: {e}", file=sys.stderr, flush=True)
 
     def answer(self, h: _Handler, req: Request) -> None:
         dump = os.environ.get("PLAN_WIDGETS_SCRIPTED_DUMP")

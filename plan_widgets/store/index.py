@@ -11,6 +11,8 @@ from typing import Any
 
 from ..model import Event, SessionState, fold
 from ..model.errors import OptionError
+from .lock import Holder
+from .lock import held_elsewhere as _held_elsewhere
 from .log import LogError, read_events
 
 LOG_DIR_ENV = "PLAN_WIDGETS_LOG_DIR"
@@ -41,6 +43,15 @@ class SessionSummary:
     last_mode: str | None
     pending: int
     path: Path
+    holder: Holder | None = None
+    """The other live process that has the log open for writing (None: none)."""
+
+    @property
+    def where(self) -> str:
+        """``log``, or ``open in another kernel (pid N ...)`` while another process holds it."""
+        if self.holder is None:
+            return "log"
+        return f"open in another kernel ({self.holder.describe()})"
 
 
 def _session_files(log_dir: Path) -> list[Path]:
@@ -166,6 +177,16 @@ def resume_options(session_id: str,
     return log.resume_options() if log is not None else {}
 
 
+def held_elsewhere(log: str | os.PathLike[str]) -> Holder | None:
+    """Whether another live process has the session log ``log`` open for writing: its
+    :class:`Holder` (pid, host, since when), else None.
+
+    Read from the lock's sidecar (``<log>.holder``) without touching the lock itself, so
+    asking never makes a kernel that opens the log fail. A sidecar left by a process that
+    died counts as none, and so does this process (its sessions are listed as its own)."""
+    return _held_elsewhere(log)
+
+
 def summarize_state(state: SessionState, path: Path) -> SessionSummary:
     """A :class:`SessionSummary` of a folded log."""
     return SessionSummary(
@@ -178,6 +199,7 @@ def summarize_state(state: SessionState, path: Path) -> SessionSummary:
         last_mode=state.mode,
         pending=len(state.pending_ids),
         path=path,
+        holder=held_elsewhere(path),
     )
 
 
@@ -210,7 +232,8 @@ def newest(logs: Iterable[SessionLog]) -> SessionLog | None:
 
 def list_sessions(log_dir: str | os.PathLike[str] | None = None,
                   unreadable: list[tuple[Path, str]] | None = None) -> list[SessionSummary]:
-    """Summaries of the session logs in ``log_dir``, most recently active first.
+    """Summaries of the session logs in ``log_dir``, most recently active first (each says
+    whether another kernel has it open: :attr:`SessionSummary.holder`).
 
     Unreadable logs are left out (and added to ``unreadable``, with why, if given).
     """

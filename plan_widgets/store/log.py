@@ -8,230 +8,257 @@ request log sits next to it (``<session_id>.requests.jsonl``; not an event log).
 Lines are appended and flushed one event at a time. A crash can leave a torn last line; it is
 ignored on reading and cut off before the next append. Secrets (API keys, tokens, passwords)
 are redacted before writing: they never reach the file.
+
+One writer per log: opening it for writing takes a lock across processes (see
+:mod:`plan_widgets.store.lock`); a second writer gets :class:`LogLocked`, one line naming the
+holder.
+
+Logs stay private: log files, their locks and sidecars are created readable by their owner only
+(0600), new folders 0700, and the default folder's parent, ``<cwd>/.plan_widgets``, gets a
+``.gitignore`` holding ``*`` (as ``.pytest_cache`` does), so ``git add -A`` leaves the logs out.
+
+A log edited by hand, or written by a newer version: lines of unknown event types and unknown
+fields of known events are kept (in the file, and in the events read: ``model_extra``, written
+back as they were), skipped by the fold, and reported by ONE warning line on the logger
+``"plan_widgets"`` per log and reading (repeated readings of an unchanged log say it once). A
+line that is JSON of the wrong shape raises :class:`LogError` ``"<path>:<line>: ..."``.
+
+A full disk (any failed write): events are never lost silently. The first event that cannot be
+written, number N, sets :attr:`EventLog.broken_at` = N and :attr:`EventLog.broken` = the
+OSError; it and every later event are numbered and kept in memory
+(:attr:`EventLog.unwritten`), and each :meth:`EventLog.append` raises :class:`LogIncomplete`
+("the event log ... is incomplete from event N: ...") until a later append (or
+:meth:`EventLog.close`) writes them all, in order, once there is room: the log is then whole
+again and ``broken_at`` is None. The file never holds a broken line nor a gap: it is always the
+events 1..N-1, then (once written) N, N+1, ... The session's policy: it goes on meanwhile and
+says that its log is incomplete from event N (``str`` of the :class:`LogIncomplete`).
 """
 
 
 from __future__ import annotations
 
-import json
+import contextlib
+import errno
+import logging
 import os
+import stat
 import threading
 from pathlib import Path
 from typing import IO
 
-from pydantic import ValidationError
-
-from ..model.events import EVENT_ADAPTER, EVENT_TYPES, EVENTS_ADAPTER, Event, dump_event, gc_paused
+from ..model.errors import PlanWidgetsError
+from ..model.events import Event, dump_event
+from .lock import FILE_MODE, LogLock, LogLocked, LogUnavailable
+from .read import LogError, cut_torn_tail, last_seq, read_events
 from .redact import redact_event
 
+logger = logging.getLogger("plan_widgets")
 
-class LogError(ValueError):
-    """An event log line that cannot be read (not a torn last line)."""
+DIR_MODE = 0o700
+GITIGNORE = "# Created by plan_widgets: session logs hold prompts, plans and diffs.\n*\n"
+LOG_DIR_HOW = ("set log_dir to a folder you can write (%config ClaudeMagics.log_dir = \"...\", "
+               "or $PLAN_WIDGETS_LOG_DIR)")
 
-
-# -- reading -------------------------------------------------------------------------------
-
-
-def read_events(path: str | os.PathLike[str]) -> list[Event]:
-    """All events of a log file, oldest first.
-
-    A torn last line (no newline, left by a crash) is ignored; lines of unknown event types
-    (from a newer version) are skipped; any other unreadable line raises :class:`LogError`.
-    """
-    data = Path(path).read_bytes()
-    body, _, torn = data.rpartition(b"\n")  # torn is b"" when the file ends with a newline
-    events: list[Event] | None
-    try:  # fast path: the whole file in one validation
-        with gc_paused():
-            events = EVENTS_ADAPTER.validate_json(b"[" + body.replace(b"\n", b",") + b"]")
-    except ValueError:  # blank, unknown or bad lines: go line by line
-        events = None
-    # joined with commas, two halves of a broken line can read as one event (or one line as
-    # two): only one event per line is a clean log
-    if events is None or len(events) != (body.count(b"\n") + 1 if body else 0):
-        with gc_paused():
-            return _read_lines(path, data)
-    if torn.strip():
-        try:
-            events.append(EVENT_ADAPTER.validate_json(torn))
-        except ValueError:
-            pass
-    return events
+__all__ = ["EventLog", "LogError", "LogIncomplete", "LogLocked", "LogUnavailable",
+           "prepare_log_dir", "read_events"]
 
 
-def _read_lines(path: str | os.PathLike[str], data: bytes) -> list[Event]:
-    lines = data.split(b"\n")
-    last = len(lines) - 1  # index of the piece after the final newline (b"" if none)
-    events: list[Event] = []
-    for i, line in enumerate(lines):
-        if not line.strip():
-            continue
-        try:
-            events.append(EVENT_ADAPTER.validate_json(line))
-            continue
-        except ValidationError as e:
-            error: Exception = e
-        if i == last:
-            break  # a torn last line: the write never finished
-        try:
-            obj = json.loads(line)
-        except ValueError:
-            obj = None
-        if isinstance(obj, dict) and isinstance(obj.get("type"), str) and (
-            obj["type"] not in EVENT_TYPES
-        ):
-            continue  # an event from a newer version
-        raise LogError(f"{path}:{i + 1}: malformed event line: {_short(error)}")
-    return events
+class LogIncomplete(PlanWidgetsError, OSError):
+    """An event could not be written (a full disk, say): the log is incomplete from event
+    ``at`` on. The events are kept in memory and written once there is room."""
+
+    def __init__(self, path: Path, at: int, cause: OSError) -> None:
+        self.path = path
+        self.at = at
+        self.cause = cause
+        why = cause.strerror or str(cause) or type(cause).__name__
+        super().__init__(f"the event log {path} is incomplete from event {at}: {why} (the "
+                         "events from there on are kept in memory and written once it can be)")
 
 
-def _short(error: Exception) -> str:
-    if isinstance(error, ValidationError):
-        errs = error.errors()
-        if errs:
-            first = errs[0]
-            loc = ".".join(str(p) for p in first.get("loc", ()))
-            msg = f"{loc}: {first.get('msg')}" if loc else str(first.get("msg"))
-            more = f" (+{len(errs) - 1} more)" if len(errs) > 1 else ""
-            return (msg + more).replace("\n", " ")[:200]
-    return str(error).replace("\n", " ")[:200]
+def _why(e: OSError) -> str:
+    return (e.strerror or str(e) or type(e).__name__).lower()
 
 
-def _complete_line(line: bytes) -> bool:
-    """Whether an unterminated last line is a whole event (the reader keeps it) or a whole
-    event of a newer version (the reader skips it), rather than a torn write."""
+def prepare_log_dir(folder: str | os.PathLike[str]) -> Path:
+    """Create the log folder (and its parents) if needed; return it.
+
+    New folders are made 0700. The default folder, ``<cwd>/.plan_widgets/sessions``, gets
+    ``<cwd>/.plan_widgets/.gitignore`` holding ``*`` (an existing one is left as it is).
+    A folder that cannot be made raises :class:`LogUnavailable`, one line with the cause and
+    the setting to change."""
+    d = Path(folder)
     try:
-        EVENT_ADAPTER.validate_json(line)
-        return True
-    except ValueError:
-        pass
-    try:
-        obj = json.loads(line)
-    except ValueError:
-        return False
-    return isinstance(obj, dict) and isinstance(obj.get("type"), str) and (
-        obj["type"] not in EVENT_TYPES
-    )
+        if d.name == "sessions" and d.parent.name == ".plan_widgets":
+            d.parent.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+            ignore = d.parent / ".gitignore"
+            if not ignore.exists():
+                with contextlib.suppress(FileExistsError):
+                    fd = os.open(ignore, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+                    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                        fh.write(GITIGNORE)
+        d.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    except OSError as e:
+        raise LogUnavailable(f"cannot create the session log folder {d}: {_dir_problem(d, e)}; "
+                             + LOG_DIR_HOW) from None
+    if not d.is_dir():
+        raise LogUnavailable(f"the session log folder {d} is not a folder; " + LOG_DIR_HOW)
+    return d
 
 
-def _last_seq(path: Path) -> int:
-    """The seq of the last complete line of an existing log (0 if none)."""
-    try:
-        size = path.stat().st_size
-    except FileNotFoundError:
-        return 0
-    chunk = 1 << 16
-    with open(path, "rb") as fh:
-        while True:
-            start = max(0, size - chunk)
-            fh.seek(start)
-            tail = fh.read(size - start)
-            lines = tail.split(b"\n")
-            last = lines.pop()  # torn, empty, or a whole line that lost its newline
-            if last.strip() and (start == 0 or lines) and _complete_line(last):
-                lines.append(last)
-            if start > 0:
-                lines = lines[1:]  # possibly cut at the front
-            for line in reversed(lines):
-                try:
-                    obj = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(obj, dict) and isinstance(obj.get("seq"), int):
-                    return int(obj["seq"])
-            if start == 0:
-                return 0
-            chunk *= 4
+def _dir_problem(d: Path, e: OSError) -> str:
+    if e.errno in (errno.ENOTDIR, errno.EEXIST):
+        # the first path component that exists and is not a folder
+        for p in [*reversed(d.parents), d]:
+            if p.exists() and not p.is_dir():
+                return f"{p} is not a folder"
+    return _why(e)
 
 
-def _cut_torn_tail(path: Path) -> None:
-    """Drop a partial last line so the next append starts on a line of its own (a whole
-    event that only lacks its newline gets one instead)."""
-    try:
-        size = path.stat().st_size
-    except FileNotFoundError:
-        return
-    if size == 0:
-        return
-    with open(path, "rb+") as fh:
-        fh.seek(size - 1)
-        if fh.read(1) == b"\n":
-            return
-        pos = size
-        keep = 0
-        while pos > 0:
-            start = max(0, pos - (1 << 16))
-            fh.seek(start)
-            block = fh.read(pos - start)
-            nl = block.rfind(b"\n")
-            if nl >= 0:
-                keep = start + nl + 1
-                break
-            pos = start
-        fh.seek(keep)
-        if _complete_line(fh.read(size - keep)):
-            fh.seek(size)
-            fh.write(b"\n")
-        else:
-            fh.truncate(keep)
+def _open_problem(path: Path, e: OSError) -> LogUnavailable:
+    if e.errno in (errno.EMFILE, errno.ENFILE):
+        return LogUnavailable(
+            f"cannot open the session log {path}: no file descriptor left ({_why(e)}); close "
+            "some sessions or files, or raise the limit (ulimit -n) and restart the kernel")
+    if e.errno == errno.ENOSPC:
+        return LogUnavailable(f"cannot open the session log {path}: no space left on the "
+                              "device; free some, or " + LOG_DIR_HOW)
+    return LogUnavailable(f"cannot open the session log {path}: {_why(e)}; " + LOG_DIR_HOW)
 
 
 # -- writing -------------------------------------------------------------------------------
 
 
 class EventLog:
-    """An append-only event log file. ``seq`` is the last seq written (or found)."""
+    """An append-only event log file, open for writing: ``seq`` is the last seq given out.
+
+    Making one opens the log for writing: its folder is created (:func:`prepare_log_dir`) and
+    its lock taken, or :class:`LogUnavailable` / :class:`LogLocked` says why not, in one line.
+    :meth:`close` lets go of the lock; appending after that takes it again for that one event.
+
+    A failed write (a full disk) never loses an event silently: see the module's docstring,
+    :attr:`broken_at`, :attr:`broken`, :attr:`unwritten` and :class:`LogIncomplete`.
+    """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        self.seq: int = _last_seq(self.path)
+        self.broken_at: int | None = None
+        """The seq of the first event that could not be written (None: the log is whole)."""
+        self.broken: OSError | None = None
+        """Why that event could not be written."""
+        self._unwritten: list[tuple[Event, bytes]] = []
         self._fh: IO[bytes] | None = None
         self._lock = threading.Lock()
+        self._file_lock = LogLock(self.path)
+        prepare_log_dir(self.path.parent)
+        self._take()
+        try:
+            self.seq: int = last_seq(self.path)
+        except OSError as e:
+            self._file_lock.release()
+            raise _open_problem(self.path, e) from None
+
+    def _take(self) -> None:
+        try:
+            self._file_lock.acquire()
+        except OSError as e:
+            raise _open_problem(self.path, e) from None
+
+    @property
+    def unwritten(self) -> list[Event]:
+        """The events numbered but not yet in the file (from :attr:`broken_at` on)."""
+        return [e for e, _ in self._unwritten]
+
+    @property
+    def held(self) -> bool:
+        """Whether this object holds the log's write lock (it is open for writing)."""
+        return self._file_lock.held
 
     def append(self, event: Event) -> Event:
         """Redact, number (seq = previous + 1), write and flush ``event``; return what was
-        written."""
+        written.
+
+        If it cannot be written, it is kept and :class:`LogIncomplete` is raised (an OSError);
+        a log closed meanwhile and opened by another writer raises :class:`LogLocked`.
+        """
         with self._lock:
-            if self._fh is None:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                _cut_torn_tail(self.path)
-                # unbuffered: each line goes to the OS as it is written
-                self._fh = open(self.path, "ab", buffering=0)
-            event = redact_event(event).model_copy(update={"seq": self.seq + 1})
-            data = memoryview(dump_event(event).encode() + b"\n")
+            again = not self._file_lock.held
+            if again:  # closed: hold the lock for this event only
+                self._take()
             try:
-                while data:
-                    n = self._fh.write(data)
-                    if not n:
-                        raise OSError(f"{self.path}: nothing written")
-                    data = data[n:]
-            except OSError:
-                # (a full disk, say) reopen on the next append, which cuts the partial line,
-                # so the log never gets a broken line in its middle; seq is not used up
-                fh, self._fh = self._fh, None
-                try:
-                    fh.close()
-                except OSError:
-                    pass
+                event = redact_event(event).model_copy(update={"seq": self.seq + 1})
+                line = dump_event(event).encode() + b"\n"  # (a ValueError uses up nothing)
+                self.seq = event.seq
+                self._unwritten.append((event, line))
+                self._flush()
+                return event
+            finally:
+                if again:
+                    self._close_file()
+                    self._file_lock.release()
+
+    def _flush(self) -> None:
+        """Write the events kept so far, in order; LogIncomplete if one cannot be."""
+        while self._unwritten:
+            event, line = self._unwritten[0]
+            try:
+                self._write(line)
+            except OSError as e:
+                if self.broken_at is None:
+                    self.broken_at, self.broken = event.seq, e
+                raise LogIncomplete(self.path, self.broken_at, self.broken or e) from e
+            self._unwritten.pop(0)
+        self.broken_at = self.broken = None
+
+    def _write(self, line: bytes) -> None:
+        if self._fh is None:
+            cut_torn_tail(self.path)
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
+            try:
+                if os.fstat(fd).st_mode & 0o077:  # a log from before: make it private
+                    os.fchmod(fd, stat.S_IMODE(os.fstat(fd).st_mode) & ~0o077)
+                # unbuffered: each line goes to the OS as it is written
+                self._fh = os.fdopen(fd, "ab", buffering=0)
+            except BaseException:
+                os.close(fd)
                 raise
-            self.seq = event.seq
-            return event
+        data = memoryview(line)
+        start = os.fstat(self._fh.fileno()).st_size  # (one writer: appends land there)
+        try:
+            while data:
+                n = self._fh.write(data)
+                if not n:
+                    raise OSError(errno.EIO, f"{self.path}: nothing written")
+                data = data[n:]
+        except OSError:
+            # the partial line goes at once (truncating needs no room); failing that, the
+            # next write reopens the file, which cuts it: never a broken line in the middle
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._fh.fileno(), start)
+            self._close_file()
+            raise
+
+    def _close_file(self) -> None:
+        fh, self._fh = self._fh, None
+        if fh is not None:
+            with contextlib.suppress(OSError):
+                fh.close()
 
     def events(self) -> list[Event]:
-        """Every event in the file so far."""
-        with self._lock:
-            if self._fh is not None:
-                self._fh.flush()
+        """Every event in the file so far (not those still :attr:`unwritten`)."""
         if not self.path.exists():
             return []
         return read_events(self.path)
 
     def close(self) -> None:
-        """Close the file (appending again reopens it)."""
+        """Write what is still kept if there is room now, close the file, let go of the lock
+        (appending again takes it again, for that event)."""
         with self._lock:
-            if self._fh is not None:
-                self._fh.close()
-                self._fh = None
+            if self._unwritten and self._file_lock.held:
+                with contextlib.suppress(OSError):
+                    self._flush()
+            self._close_file()
+            self._file_lock.release()
 
     def __enter__(self) -> EventLog:
         return self
@@ -240,6 +267,5 @@ class EventLog:
         self.close()
 
     def __repr__(self) -> str:
-        return f"<EventLog {self.path} seq={self.seq}>"
-
-
+        broken = f" incomplete from {self.broken_at}" if self.broken_at is not None else ""
+        return f"<EventLog {self.path} seq={self.seq}{broken}>"

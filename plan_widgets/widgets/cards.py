@@ -3,236 +3,175 @@
 A card's buttons call the decision's methods (``approve``, ``reject``, ``answer``, ``allow``,
 ``deny``) with ``by="user"``; once the decision is made by anyone, the card shows the outcome
 and disables itself. Every model-written text on a card is rendered by the safe path.
+
+A card is made of the widgets a user acts on (buttons, fields, choices) and as few others as
+possible: what it shows (title, plan, tool input) is one rendered block, its status one line.
+:func:`~.static.card_html` is the same card as static HTML, with its outcome: what a finished
+turn leaves in the notebook (no widget models behind it).
 """
 
 from __future__ import annotations
 
-import json
-import time
+import asyncio
 from typing import Any
 
 import ipywidgets as w
-from ipywidgets.widgets.widget_string import HTMLStyle
+from IPython.display import display
 
-from ..agent.decisions import Decision, Outcome, PlanDecision, QuestionDecision, ToolDecision
-from ..render.code import highlight_python
-from ..render.markdown import escape, summarize
-from .markdown import html_output, markdown_output
+from ..agent.decisions import Decision, PlanDecision, QuestionDecision, ToolDecision
+from ..render.markdown import escape, html_block, inline_no_math
+from .markdown import html_output
+from .shared import close_tree, look, shared, widget_bundle
+from .static import (
+    QUESTION_TITLE,
+    _option_text,
+    _options,
+    _plan_head,
+    _question_head,
+    _title,
+    _tool_head,
+    _tool_preview,
+    card_html,
+    decision_markdown,
+    status_html,
+    suggestion_text,
+)
 
-_BORDER = {"plan": "#7c3aed", "question": "#2563eb", "tool": "#b45309"}
-_OUTCOME_TEXT = {
-    "approved": "Approved",
-    "rejected": "Sent back: keep planning",
-    "answered": "Answered",
-    "allowed": "Allowed",
-    "always": "Always allowed",
-    "denied": "Denied",
-    "expired": "Expired: no answer came, so it was denied",
-    "cancelled": "Cancelled, so it was denied",
-}
-_ENDED_TEXT = {
-    # (status, by) when the actor changes what happened, not only why
-    ("expired", "cli"): "Expired: the Claude Code CLI exited, so it was denied",
-    ("cancelled", "cli"): "Cancelled: withdrawn by the CLI, so it was denied",
-    ("expired", "restart"): "Expired: the kernel restarted before an answer came",
-}
-_BY_TEXT = {
-    "timeout": "timed out",
-    "interrupt": "interrupted",
-    "close": "session closed",
-    "cli": "withdrawn by the CLI",
-    "restart": "the kernel restarted",
-    "gate": "refused by the gate",
-}
+__all__ = ["Card", "PlanCard", "QuestionCard", "ToolCard", "card_for", "card_html",
+           "decision_markdown", "show_card", "status_html", "suggestion_text", "_tool_preview"]
 
+class Card(w.Box):
+    """Common frame: the card's widgets, then its status line (the last child)."""
 
-def _when(ts: float) -> str:
-    return time.strftime("%H:%M:%S", time.localtime(ts))
-
-
-_SHARED: dict[str, w.Widget] = {}
-_SHARED_KINDS: dict[str, type[w.Widget]] = {
-    "layout": w.Layout, "button": w.ButtonStyle, "html": HTMLStyle,
-}
-
-
-def _plain(style: str) -> dict[str, Any]:
-    """``layout=`` and ``style=`` for a card widget that keeps the default look: one shared
-    model each, instead of two more comm_opens per widget (a card shows sooner; see
-    docs/benchmarks.md, figure 2). Never mutate these; pass a widget its own to restyle it."""
-    out: dict[str, Any] = {}
-    for key, kind in (("layout", "layout"), ("style", style)):
-        obj = _SHARED.get(kind)
-        if obj is None or obj.comm is None:  # first use, or closed (Widget.close_all)
-            obj = _SHARED[kind] = _SHARED_KINDS[kind]()
-        out[key] = obj
-    return out
-
-
-class Card(w.VBox):
-    """Common frame: title, body, actions, and a status line."""
-
-    def __init__(self, decision: Decision, title: str, body: list[w.Widget],
-                 actions: list[w.Widget]) -> None:
+    def __init__(self, decision: Decision, controls: list[w.Widget]) -> None:
         self.decision = decision
-        self.status = w.HTML(**_plain("html"))
-        self.actions = w.HBox(actions, layout=w.Layout(flex_flow="row wrap"))
-        header = w.HTML(f"<b>{escape(title)}</b>", **_plain("html"))
+        self.status = w.HTML(**look("full", "html"), _dom_classes=("pw-card-status",))
+        self._handle: Any = None  # a display of its own (show_card), else part of a turn's
+        self._closed = False
         super().__init__(
-            [header, *body, self.actions, self.status],
-            layout=w.Layout(
-                border=f"2px solid {_BORDER[decision.kind]}", padding="6px 10px",
-                margin="6px 0",
-            ),
+            [*controls, self.status], layout=shared(f"card-{decision.kind}"),
+            _dom_classes=("pw-card", f"pw-card-{decision.kind}"),
         )
-        self.add_class("pw-card")
-        self.add_class(f"pw-card-{decision.kind}")
         decision.watch(self.refresh)
         self.refresh()
 
     def _inputs(self) -> list[w.Widget]:
-        out: list[w.Widget] = []
-        stack: list[w.Widget] = [self.actions, *self.children]
-        while stack:
-            c = stack.pop()
-            if isinstance(c, w.Box):
-                stack.extend(c.children)
-            elif hasattr(c, "disabled"):
-                out.append(c)
-        return out
+        return [c for c in self.children if c.has_trait("disabled")]
 
     def refresh(self) -> None:
         """Show the decision's state; disable every control once it is made."""
+        if self._closed:  # static now; a late change (superseded) still reaches its display
+            if self._handle is not None:
+                self._show_static()
+            return
         d = self.decision
-        o = d.outcome
-        superseded = isinstance(d, PlanDecision) and d.superseded
-        if o is None and superseded:
-            self.status.value = "<span>Superseded by a revised plan below</span>"
+        if d.outcome is not None:
+            for c in self._inputs():
+                c.disabled = True
+        self._set_status(status_html(d))
+        if d.outcome is not None and self._handle is not None:
+            _soon(self.make_static)
+
+    def _set_status(self, safe_html: str) -> None:
+        self.status.value = html_block(safe_html, "pw-status")
+
+    def mimebundle(self) -> dict[str, Any]:
+        """The card's display bundle: the widget, and the static card for other frontends."""
+        return widget_bundle(self, text_markdown=card_html(self.decision),
+                             text_plain=decision_markdown(self.decision))
+
+    def make_static(self) -> None:
+        """Replace the card's own display with the static card, and close its widget models."""
+        if self._closed:
             return
-        if o is None:
-            until = f"; expires at {_when(d.expires_at)}" if d.expires_at else ""
-            self.status.value = (
-                f'<span style="color:#b45309">Waiting for you (since {_when(d.asked_at)}'
-                f"{until})</span>"
-            )
-            return
-        for c in self._inputs():
-            c.disabled = True
-        text, extra = _outcome_parts(o)
-        color = "#047857" if o.granted else "#b91c1c"
-        sup = " · superseded by a revised plan below" if superseded else ""
-        detail = f" ({escape('; '.join(extra))})" if extra else ""
-        self.status.value = (
-            f'<span style="color:{color}"><b>{escape(text)}</b>{detail} at {_when(o.at)}'
-            f"{escape(sup)}</span>"
-        )
+        self._show_static()
+        self.close_models()
+
+    def _show_static(self) -> None:
+        try:
+            self._handle.update({"text/markdown": card_html(self.decision),
+                                 "text/plain": decision_markdown(self.decision)}, raw=True)
+        except Exception:  # a closed frontend channel must not break the decision
+            pass
+
+    def close_models(self) -> None:
+        """Close this card's widget models (its display must no longer show them)."""
+        self._closed = True
+        close_tree([self])
 
 
-def _outcome_parts(o: Outcome) -> tuple[str, list[str]]:
-    """What an outcome says: the headline and its details (plain text)."""
-    text = _ENDED_TEXT.get((o.status, o.by)) or _OUTCOME_TEXT.get(o.status, o.status)
-    extra = []
-    if o.by in _BY_TEXT and (o.status, o.by) not in _ENDED_TEXT:
-        extra.append(_BY_TEXT[o.by])
-    if o.mode and o.status == "approved":
-        extra.append(f"next mode: {o.mode}")
-    if o.feedback and o.status in ("rejected", "denied"):
-        extra.append(f"feedback: {summarize(o.feedback, 200)}")
-    if o.answers:
-        extra.append("; ".join(f"{summarize(k, 60)} = {summarize(v, 80)}"
-                               for k, v in o.answers.items()))
-    if o.notes:
-        extra.append("; ".join(f"note on {summarize(k, 60)}: {summarize(v, 80)}"
-                               for k, v in o.notes.items()))
-    return text, extra
+def _soon(fn: Any) -> None:
+    """Run ``fn`` after the current callback (a card is not closed inside its own click)."""
+    try:
+        asyncio.get_running_loop().call_soon(fn)
+    except RuntimeError:
+        fn()
 
 
-def decision_markdown(d: Decision) -> str:
-    """A decision as Markdown source, for frontends without widgets: what was asked and,
-    once decided, how it ended (untrusted parts go through the safe renderer like any text)."""
-    if isinstance(d, PlanDecision):
-        lines = ["**Plan proposed**", "", d.plan]
-    elif isinstance(d, QuestionDecision):
-        lines = ["**The agent asks**", ""]
-        for q in d.questions:
-            labels = ", ".join(str(o.get("label", "")) for o in q.get("options") or []
-                               if isinstance(o, dict))
-            head = f"**{q.get('header')}**: " if q.get("header") else ""
-            lines.append(f"- {head}{q.get('question', '')}" + (f" ({labels})" if labels else ""))
-    else:
-        assert isinstance(d, ToolDecision)
-        lines = [f"**Permission asked**: `{d.tool}` {summarize(d.input, 200)}"]
-    o = d.outcome
-    if o is None:
-        state = "superseded by a revised plan" if getattr(d, "superseded", False) else (
-            "waiting for you")
-    else:
-        text, extra = _outcome_parts(o)
-        state = text + (f" ({'; '.join(extra)})" if extra else "") + f" at {_when(o.at)}"
-    return "\n".join([*lines, "", f"*{state}*"])
+def show_card(decision: Decision) -> Card:
+    """Display ``decision``'s card in the current cell, on a display of its own; once the
+    decision is made, that display becomes the static card and the widgets close."""
+    card = card_for(decision)
+    card._handle = display(card.mimebundle(), raw=True, display_id=True)
+    if decision.done:
+        card.make_static()
+    return card
 
 
 class PlanCard(Card):
     """The plan as Markdown, with Approve / Approve, auto-accept edits / Keep planning."""
 
     def __init__(self, decision: PlanDecision) -> None:
+        head = html_output(_plan_head(decision), layout=shared("full"))
+        self.feedback = w.Textarea(placeholder="What should change? (feedback for the agent)",
+                                   rows=3, **look("full", "text"))
         self.approve_button = w.Button(description="Approve", button_style="success",
                                        icon="check", tooltip=f"Back to {decision.resting_mode}",
-                                       **_plain("button"))
-        self.approve_edits_button = w.Button(description="Approve, auto-accept edits",
-                                             button_style="info", icon="check-double",
-                                             layout=w.Layout(width="auto"))
-        self.feedback = w.Textarea(placeholder="What should change? (feedback for the agent)",
-                                   layout=w.Layout(width="100%", height="60px"))
-        self.keep_button = w.Button(description="Keep planning", button_style="warning",
-                                    icon="pencil", **_plain("button"))
-        self.approve_button.on_click(lambda _b: decision.approve(by="user"))
-        self.approve_edits_button.on_click(lambda _b: decision.approve("acceptEdits", by="user"))
-        self.keep_button.on_click(lambda _b: decision.reject(self.feedback.value, by="user"))
-        body: list[w.Widget] = [markdown_output(decision.plan)]
-        if decision.plan_file:
-            body.append(w.HTML(f'<small>Plan file: <code>{escape(decision.plan_file)}</code>'
-                               "</small>", **_plain("html")))
-        body.append(self.feedback)
-        actions: list[w.Widget] = [self.approve_button, self.keep_button]
+                                       **look("auto", "button"))
+        self.approve_edits_button: w.Button | None = None
         if decision.resting_mode != "acceptEdits":
-            actions.insert(1, self.approve_edits_button)
-        super().__init__(decision, "Plan proposed: review before anything is edited", body,
-                         actions)
+            self.approve_edits_button = w.Button(
+                description="Approve, auto-accept edits", button_style="info",
+                icon="check-double", **look("auto", "button"))
+            self.approve_edits_button.on_click(
+                lambda _b: decision.approve("acceptEdits", by="user"))
+        self.keep_button = w.Button(description="Keep planning", button_style="warning",
+                                    icon="pencil", **look("auto", "button"))
+        self.approve_button.on_click(lambda _b: decision.approve(by="user"))
+        self.keep_button.on_click(lambda _b: decision.reject(self.feedback.value, by="user"))
+        buttons = [self.approve_button, self.approve_edits_button, self.keep_button]
+        super().__init__(decision, [head, self.feedback, *[b for b in buttons if b]])
 
 
 class QuestionCard(Card):
-    """Each question with its options (and descriptions), Other and Notes fields, and Submit."""
+    """Each question once: its options with their descriptions beside them (radio buttons for
+    one choice, checkboxes for several), an Other field and a Notes field; then Submit."""
 
     def __init__(self, decision: QuestionDecision) -> None:
-        self._pickers: list[tuple[dict[str, Any], w.Widget, w.Text, w.Text]] = []
+        self._pickers: list[tuple[dict[str, Any], Any, w.Text, w.Text]] = []
         self._warned: frozenset[str] | None = None
-        body: list[w.Widget] = []
-        for q in decision.questions:
-            options = [o for o in q.get("options") or [] if isinstance(o, dict)]
-            labels = [str(o.get("label", "")) for o in options]
-            head = f"<b>{escape(str(q.get('header', '')))}</b> " if q.get("header") else ""
-            body.append(w.HTML(f"{head}{escape(str(q.get('question', '')))}"))
-            desc = "".join(
-                f"<li><b>{escape(str(o.get('label', '')))}</b>"
-                f"{': ' + escape(str(o.get('description'))) if o.get('description') else ''}</li>"
-                for o in options
-            )
-            if desc:
-                body.append(html_output(f"<ul>{desc}</ul>"))
+        controls: list[w.Widget] = []
+        for i, q in enumerate(decision.questions):
+            head = (_title(QUESTION_TITLE) if i == 0 else "") + _question_head(q)
+            controls.append(w.HTML(html_block(head, "pw-html"), **look("full", "html")))
+            options = _options(q)
+            picker: Any
             if q.get("multiSelect"):
-                rows = min(6, max(2, len(labels)))
-                picker: w.Widget = w.SelectMultiple(options=labels, rows=rows)
+                picker = [(str(o.get("label", "")), _checkbox(o)) for o in options]
+                controls.extend(box for _label, box in picker)
             else:
-                picker = w.RadioButtons(options=labels, value=None)
-            other = w.Text(placeholder="Other (free text)")
-            notes = w.Text(placeholder="Notes for the agent (optional)")
-            body.extend([picker, w.HBox([other, notes])])
+                picker = w.RadioButtons(
+                    options=[(_option_text(o), str(o.get("label", ""))) for o in options],
+                    value=None, **look("full", "description"))
+                controls.append(picker)
+            other = w.Text(placeholder="Other (free text)", **look("half", "text"))
+            notes = w.Text(placeholder="Notes for the agent (optional)", **look("half", "text"))
+            controls.extend([other, notes])
             self._pickers.append((q, picker, other, notes))
         self.submit_button = w.Button(description="Submit", button_style="primary", icon="reply",
-                                      **_plain("button"))
+                                      **look("auto", "button"))
         self.submit_button.on_click(lambda _b: self._submit())
-        super().__init__(decision, "The agent asks", body, [self.submit_button])
+        super().__init__(decision, [*controls, self.submit_button])
 
     def _submit(self) -> None:
         answers: dict[str, str | list[str]] = {}
@@ -240,12 +179,10 @@ class QuestionCard(Card):
         missing: list[str] = []
         for q, picker, other, note in self._pickers:
             text = str(q.get("question", ""))
-            chosen: list[str] = []
-            val = picker.value
-            if isinstance(val, tuple | list):
-                chosen.extend(map(str, val))
-            elif val:
-                chosen.append(str(val))
+            if isinstance(picker, list):
+                chosen = [label for label, box in picker if box.value]
+            else:
+                chosen = [str(picker.value)] if picker.value else []
             if other.value.strip():
                 chosen.append(other.value.strip())
             if chosen:
@@ -257,12 +194,12 @@ class QuestionCard(Card):
         d = self.decision
         assert isinstance(d, QuestionDecision)
         if not answers:
-            self.status.value = '<span style="color:#b91c1c">Pick an option or write one.</span>'
+            self._set_status('<span style="color:#b91c1c">Pick an option or write one.</span>')
             return
         if missing and self._warned != frozenset(missing):
             # as Claude Code's own review step: say what is unanswered, send on a second Submit
             self._warned = frozenset(missing)
-            self.status.value = (
+            self._set_status(
                 '<span style="color:#b45309">Not answered yet: '
                 f"{escape(', '.join(missing))}. Press Submit again to send as it is.</span>"
             )
@@ -270,81 +207,39 @@ class QuestionCard(Card):
         d.answer(answers, notes=notes, by="user")
 
 
-def _tool_preview(tool: str, tool_input: dict[str, Any]) -> str:
-    """A compact, escaped HTML view of a tool call's input."""
-    if tool.startswith("mcp__") and isinstance(tool_input.get("code"), str):  # kernel code
-        return highlight_python(tool_input["code"])
-    if tool == "Bash":
-        cmd = str(tool_input.get("command", ""))
-        return f"<pre>$ {escape(cmd)}</pre>"
-    if tool in ("Write", "Edit", "MultiEdit", "NotebookEdit"):
-        path = tool_input.get("file_path") or tool_input.get("notebook_path") or ""
-        parts = [f"<div><code>{escape(str(path))}</code></div>"]
-        if tool == "Write":
-            content = str(tool_input.get("content", ""))
-            lines = content.splitlines()[:40]
-            parts.append("<pre>" + escape("\n".join("+ " + ln for ln in lines)) + "</pre>")
-        else:
-            edits = tool_input.get("edits") or [tool_input]
-            for e in edits[:10]:
-                old = str(e.get("old_string", "")).splitlines()[:20]
-                new = str(e.get("new_string", "")).splitlines()[:20]
-                diff = ["- " + ln for ln in old] + ["+ " + ln for ln in new]
-                parts.append("<pre>" + escape("\n".join(diff)) + "</pre>")
-        return "".join(parts)
-    body = json.dumps(tool_input, indent=1, ensure_ascii=False, default=str)
-    if len(body) > 2000:
-        body = body[:2000] + "\n…"
-    return f"<pre>{escape(body)}</pre>"
+def _checkbox(o: dict[str, Any]) -> w.Checkbox:
+    """A checkbox for one option, its description beside it.
 
-
-def suggestion_text(s: Any) -> str:
-    """What one of the CLI's suggested permission updates does, in a few words."""
-    get = s.get if isinstance(s, dict) else (lambda k, d=None: getattr(s, k, d))
-    kind = str(get("type", "") or "")
-    where = get("destination")
-    where = f" ({where})" if where else ""
-    if kind == "setMode":
-        return f"switch to mode {get('mode')}{where}"
-    if kind in ("addRules", "replaceRules"):
-        rules = []
-        for r in get("rules") or []:
-            rg = r.get if isinstance(r, dict) else (lambda k, d=None, r=r: getattr(r, k, d))
-            tool = rg("tool_name") or rg("toolName") or "?"
-            content = rg("rule_content") or rg("ruleContent")
-            rules.append(f"{tool}({content})" if content else str(tool))
-        verb = get("behavior") or "allow"
-        return f"{verb} {', '.join(rules) or 'rules'}{where}"
-    if kind == "addDirectories":
-        return f"add directories {', '.join(map(str, get('directories') or []))}{where}"
-    return kind or repr(s)
+    The frontend typesets a checkbox's description as math; text with ``$`` or ``\\`` goes in
+    as HTML (escaped, TeX characters as references) inside an element MathJax skips."""
+    text = _option_text(o)
+    kw: dict[str, Any] = {"description": text}
+    if "$" in text or "\\" in text:
+        kw = {"description": inline_no_math(text), "description_allow_html": True}
+    return w.Checkbox(value=False, indent=False, **kw, **look("full", "checkbox"))
 
 
 class ToolCard(Card):
     """A tool permission: Allow, Always allow (when the CLI suggests rules), Deny (+reason)."""
 
     def __init__(self, decision: ToolDecision) -> None:
+        head = html_output(_tool_head(decision), layout=shared("full"))
         self.allow_button = w.Button(description="Allow", button_style="success", icon="check",
-                                     **_plain("button"))
-        self.always_button = w.Button(description="Always allow", button_style="info",
-                                      icon="check-double", **_plain("button"))
-        self.reason = w.Text(placeholder="Reason (optional)")
-        self.deny_button = w.Button(description="Deny", button_style="danger", icon="times",
-                                    **_plain("button"))
+                                     **look("auto", "button"))
         self.allow_button.on_click(lambda _b: decision.allow(by="user"))
-        self.always_button.on_click(lambda _b: decision.allow(always=True, by="user"))
-        self.deny_button.on_click(lambda _b: decision.deny(self.reason.value, by="user"))
-        actions: list[w.Widget] = [self.allow_button]
-        if decision.suggestions:
-            actions.append(self.always_button)
-        actions.extend([self.deny_button, self.reason])
-        title = decision.title or f"Allow {decision.tool}?"
-        body: list[w.Widget] = [html_output(_tool_preview(decision.tool, decision.input))]
+        self.always_button: w.Button | None = None
         if decision.suggestions:
             always = "; ".join(suggestion_text(x) for x in decision.suggestions)
-            self.always_button.tooltip = f"Also: {always}"[:300]
-            body.append(w.HTML(f"<small>Always allow also applies: {escape(always)}</small>"))
-        super().__init__(decision, title, body, actions)
+            self.always_button = w.Button(description="Always allow", button_style="info",
+                                          icon="check-double", tooltip=f"Also: {always}"[:300],
+                                          **look("auto", "button"))
+            self.always_button.on_click(lambda _b: decision.allow(always=True, by="user"))
+        self.deny_button = w.Button(description="Deny", button_style="danger", icon="times",
+                                    **look("auto", "button"))
+        self.reason = w.Text(placeholder="Reason (optional)", **look("half", "text"))
+        self.deny_button.on_click(lambda _b: decision.deny(self.reason.value, by="user"))
+        buttons = [self.allow_button, self.always_button, self.deny_button]
+        super().__init__(decision, [head, *[b for b in buttons if b], self.reason])
 
 
 def card_for(decision: Decision) -> Card:

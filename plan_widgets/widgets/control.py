@@ -1,17 +1,24 @@
-"""The control bar: plan-mode toggle, effective mode and model markers, state, interrupt."""
+"""The control bar: plan-mode toggle, effective mode and model markers, state, interrupt.
+
+A session has one bar. It is live in the newest cell that shows it; when a later cell shows
+it, the earlier cell keeps a static line with the mode and model its turn ran under.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import ipywidgets as w
+from IPython.display import display
 
 from ..agent.tasks import spawn
-from ..render.markdown import escape
+from ..render.markdown import escape, html_block
+from .shared import close_tree, look, shared, warm, widget_bundle
 
 if TYPE_CHECKING:
     from ..agent.session import Session
 
+_GREY = "#6b7280"
 _STATE_LABELS = {
     "idle": ("idle", "#6b7280"),
     "starting": ("starting…", "#6b7280"),
@@ -33,36 +40,102 @@ def _badge(label: str, value: str, color: str = "#374151", title: str = "") -> s
 class ControlBar(w.HBox):
     """One per session, shown in every ``%%claude`` cell of it (all views stay in sync)."""
 
+    _current: ClassVar[dict[str, ControlBar]] = {}  # by session name: the newest shown
+
     def __init__(self, session: Session, **kwargs: Any) -> None:
         self.session = session
+        warm()  # the cards' shared models, once per kernel, before any card is waited for
         self.toggle = w.ToggleButton(
             value=False, description="Plan mode", icon="map", tooltip="Toggle plan mode live",
-            layout=w.Layout(width="auto"),
+            **look("auto", "toggle"),
         )
-        self.mode_marker = w.HTML()
-        self.model_marker = w.HTML()
-        self.state_marker = w.HTML()
+        self.mode_marker = w.HTML(**look("layout", "html"))
+        self.model_marker = w.HTML(**look("layout", "html"))
+        self.state_marker = w.HTML(**look("layout", "html"))
         self.interrupt_button = w.Button(
             description="Interrupt", icon="stop", tooltip="Interrupt the running turn",
-            layout=w.Layout(width="auto"),
+            **look("auto", "button"),
         )
         super().__init__(
             [self.toggle, self.mode_marker, self.model_marker, self.state_marker,
              self.interrupt_button],
-            layout=w.Layout(align_items="center", gap="8px", flex_flow="row wrap"),
-            **kwargs,
+            layout=shared("bar"), _dom_classes=("pw-control-bar",), **kwargs,
         )
-        self.add_class("pw-control-bar")
         self._syncing = False
         self._last: tuple[Any, ...] = ()
+        self._handle: Any = None  # the display in the newest cell that shows the bar
+        self._ran_under: tuple[str | None, str | None] | None = None
+        self.closed = False
         self.toggle.observe(self._on_toggle, "value")
         self.interrupt_button.on_click(self._on_interrupt)
         session.subscribe(lambda s: self.refresh())
         self.refresh()
 
+    # -- where it is shown -------------------------------------------------------------------
+    def show(self) -> Any:
+        """Show the bar in the current cell; returns that display's handle. The cell that
+        showed it before (or the bar of an earlier session of the same name) keeps a static
+        line with the mode and model it ran under."""
+        prev = ControlBar._current.get(self.session.name)
+        if prev is not None and prev is not self:
+            prev.retire()
+        elif self._handle is not None:
+            self._static(self._handle, self._ran_under)
+        ControlBar._current[self.session.name] = self
+        self._ran_under = None
+        self._handle = display(self.mimebundle(), raw=True, display_id=True)
+        return self._handle
+
+    def ran_under(self, handle: Any) -> None:
+        """A turn shown below ``handle`` ended: remember the mode and model it ran under."""
+        st = self.session.state
+        now = (st.mode, st.model)
+        if handle is self._handle:
+            self._ran_under = now
+        else:  # that cell's bar is static already: say what its turn ended under
+            self._static(handle, now)
+
+    def retire(self) -> None:
+        """The session is gone from view: its last cell keeps the static line, and the bar's
+        widget models close."""
+        if self.closed:
+            return
+        if self._handle is not None:
+            self._static(self._handle, self._ran_under)
+        self.closed = True
+        close_tree([self])
+        if ControlBar._current.get(self.session.name) is self:
+            del ControlBar._current[self.session.name]
+
+    def static_line(self, ran_under: tuple[str | None, str | None] | None = None) -> str:
+        """The static line (safe HTML): the mode and model a cell's turn ran under."""
+        st = self.session.state
+        mode, model = ran_under or (st.mode, st.model)
+        badges = f"{_badge('mode', mode or '?', _GREY)} {_badge('model', model or '?', _GREY)}"
+        return html_block(
+            f'<div class="pw-control-line"><small style="color:{_GREY}">'
+            f"{escape(self.session.name)}: {badges}</small></div>", "pw-html")
+
+    def _static(self, handle: Any, ran_under: tuple[str | None, str | None] | None) -> None:
+        st = self.session.state
+        mode, model = ran_under or (st.mode, st.model)
+        try:
+            handle.update({"text/markdown": self.static_line(ran_under),
+                           "text/plain": f"{self.session.name}: mode {mode or '?'} · model "
+                                         f"{model or '?'}"}, raw=True)
+        except Exception:  # a closed frontend channel must not break the session
+            pass
+
+    def mimebundle(self) -> dict[str, Any]:
+        """The live bar, with the static line for frontends without widgets."""
+        st = self.session.state
+        return widget_bundle(
+            self, text_markdown=self.static_line(),
+            text_plain=f"{self.session.name}: mode {st.mode or '?'} · model {st.model or '?'}")
+
     # -- user actions ----------------------------------------------------------------------
     def _on_toggle(self, change: dict[str, Any]) -> None:
-        if self._syncing:
+        if self._syncing or self.closed:
             return
         self._spawn(self.session.set_plan_mode(bool(change["new"])))
 
@@ -75,6 +148,8 @@ class ControlBar(w.HBox):
     # -- rendering from state ----------------------------------------------------------------
     def refresh(self) -> None:
         """Render from the session's folded state (effective values, pending requests)."""
+        if self.closed:
+            return
         s = self.session
         st = s.state
         status = s.status

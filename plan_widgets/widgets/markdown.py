@@ -8,16 +8,19 @@ the neutralized HTML of :mod:`plan_widgets.render.markdown`, never the model's r
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 import ipywidgets as w
 
-from ..render.markdown import html_block, markdown_bundle, render_html, stable_prefix
+from ..render.markdown import html_block, markdown_bundle, render_html, render_stream
+from .shared import shared
 
 # Seconds between updates of a stream: about 9 a second, so render-time jitter and the cell's
 # other updates stay under a budget of 10 a second (docs/benchmarks.md, figure 4).
 FLUSH_INTERVAL = 0.11
 PAGE_SIZE = 16  # frozen blocks per page (box) of a stream
+RENDER_SHARE = 0.25  # at most this share of a stream's time goes to rendering its updates
 
 
 def _output(bundle: dict[str, str]) -> dict[str, Any]:
@@ -31,9 +34,9 @@ def markdown_output(src: str, **layout: Any) -> w.Output:
     return out
 
 
-def html_output(safe_html: str) -> w.Output:
+def html_output(safe_html: str, layout: w.Layout | None = None) -> w.Output:
     """An Output widget showing HTML that the caller built from escaped parts."""
-    out = w.Output()
+    out = w.Output() if layout is None else w.Output(layout=layout)
     set_html(out, safe_html)
     return out
 
@@ -57,7 +60,11 @@ class StreamingMarkdown:
     """Streams Markdown into a box: complete blocks are frozen once, only the tail re-renders.
 
     Updates are coalesced to at most one every ``FLUSH_INTERVAL`` seconds, so a 5,000-delta
-    answer costs a few dozen widget messages, and no update resends the whole text.
+    answer costs a few dozen widget messages, and no update resends the whole text. Each
+    update parses the text not yet frozen once (:func:`render_stream`): the stable prefix and
+    both parts' HTML come from the same tokens. A tail that cannot be frozen yet (a long list
+    or code block still arriving) is rendered again on each update, so the updates are spaced
+    out further when rendering it takes longer: at most a ``RENDER_SHARE`` of the time.
     """
 
     def __init__(self, box: w.Box) -> None:
@@ -66,11 +73,13 @@ class StreamingMarkdown:
         self._frozen = 0
         self._html: list[str] = []  # the rendered frozen blocks, in order
         self._tail: w.Output | None = None
+        self._tail_html = ""  # the tail as last shown (the rest of the text, rendered)
+        self._shown = 0  # how much of the text the view shows
         self._page: w.Box | None = None
-        # One layout model for every block of the stream (one comm, not one per block).
-        self._layout = w.Layout()
+        self._layout = shared("layout")  # every block of every stream: one Layout model
         self._handle: asyncio.TimerHandle | None = None
         self._last = 0.0
+        self._interval = FLUSH_INTERVAL
         self.flushes = 0
 
     @property
@@ -81,8 +90,12 @@ class StreamingMarkdown:
         return self._chunks[0] if self._chunks else ""
 
     def html(self) -> str:
-        """The whole text as safe HTML, reusing the blocks already rendered."""
-        rest = self.text[self._frozen :]
+        """The whole text as safe HTML, reusing the blocks already rendered (and the tail, when
+        the view is up to date)."""
+        text = self.text
+        if self._shown == len(text):
+            return "\n".join(h for h in (*self._html, self._tail_html) if h)
+        rest = text[self._frozen :]
         return "\n".join([*self._html, render_html(rest)] if rest else self._html)
 
     def append(self, delta: str) -> None:
@@ -93,7 +106,7 @@ class StreamingMarkdown:
         if self._handle is not None:
             return
         loop = asyncio.get_running_loop()
-        wait = max(0.0, self._last + FLUSH_INTERVAL - loop.time())
+        wait = max(0.0, self._last + self._interval - loop.time())
         self._handle = loop.call_later(wait, self.flush)
 
     def flush(self) -> None:
@@ -105,17 +118,20 @@ class StreamingMarkdown:
             self._last = asyncio.get_running_loop().time()
         except RuntimeError:
             pass
-        pending = self.text[self._frozen :]
-        if not pending:
+        text = self.text
+        pending = text[self._frozen :]
+        if not pending or self._shown == len(text):
             return
         self.flushes += 1
-        cut = stable_prefix(pending)
+        started = time.perf_counter()
+        cut, frozen_html, tail_html = render_stream(pending)
+        self._interval = max(FLUSH_INTERVAL, (time.perf_counter() - started) / RENDER_SHARE)
+        self._shown = len(text)
         new_children: list[w.Widget] = []
         if cut > 0:
-            html = render_html(pending[:cut])
-            self._html.append(html)
+            self._html.append(frozen_html)
             block = w.Output(layout=self._layout)
-            block.outputs = (_output({"text/markdown": html, "text/plain": ""}),)
+            block.outputs = (_output({"text/markdown": frozen_html, "text/plain": ""}),)
             # Blocks go into pages of PAGE_SIZE, so no update resends a long children list.
             if self._page is not None and len(self._page.children) < PAGE_SIZE:
                 self._page.children = (*self._page.children, block)
@@ -133,8 +149,8 @@ class StreamingMarkdown:
             if self._tail is not None:
                 kids.append(self._tail)
             self.box.children = tuple(kids)
+        self._tail_html = tail_html
         if self._tail is not None:
             self._tail.outputs = (
-                (_output({"text/markdown": render_html(pending), "text/plain": ""}),)
-                if pending else ()
+                (_output({"text/markdown": tail_html, "text/plain": ""}),) if pending else ()
             )

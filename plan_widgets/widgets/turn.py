@@ -1,4 +1,12 @@
-"""One turn's output in a cell: streamed Markdown, tool lines, cards, markers, a footer."""
+"""One turn's output in a cell: streamed Markdown, tool lines, cards, markers, a footer.
+
+While the turn runs, the cell shows widgets (text streams in, cards wait for clicks). When it
+has ended and no decision of it is still open, the cell's display is replaced by the turn's
+static rendering (the same safe HTML as the fallback: text, tool lines with their details,
+cards with their outcomes, the footer) and its widget models are closed, so a notebook of many
+turns keeps no widgets but the session's control bar, and a saved notebook shows every turn
+without a widget manager.
+"""
 
 from __future__ import annotations
 
@@ -6,13 +14,16 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as w
+from IPython.display import display
 
 from ..agent.decisions import Decision
 from ..render.code import highlight_python
-from ..render.markdown import escape, render_html, summarize
-from .cards import card_for, decision_markdown
+from ..render.markdown import escape, html_block, render_html, summarize
+from .cards import Card, card_for
 from .control import ControlBar
 from .markdown import StreamingMarkdown, html_output, set_html
+from .shared import close_tree, look, shared, widget_bundle
+from .static import card_html, decision_markdown
 
 if TYPE_CHECKING:
     from ..agent.session import Session
@@ -73,25 +84,46 @@ def _result_text(content: Any) -> str:
 
 
 class WidgetTurnView(w.VBox):
-    """The widget view of one turn (implements the session's ``TurnView``)."""
+    """The widget view of one turn (implements the session's ``TurnView``).
+
+    ``show()`` puts it in the current cell (after the session's control bar); ``turn_done()``
+    makes it static once the turn has ended.
+    """
+
+    children: tuple[w.Widget, ...]  # (the box's trait, for the type checker)
 
     def __init__(self, session: Session, prompt: str, control: ControlBar) -> None:
         self.session = session
         self.prompt = prompt
-        self.body = w.VBox(layout=w.Layout(gap="2px"))
-        self.footer = w.HTML()
+        self.control = control
+        self.footer: w.HTML | None = None
         self._stream: StreamingMarkdown | None = None
-        self._tools: dict[str, tuple[w.Output, str, dict[str, Any]]] = {}
-        self._transcript: list[str] = []
-        self._transcript_html: dict[int, str] = {}  # streamed parts, already rendered
-        self.cards: list[w.Widget] = []
-        super().__init__([control, self.body, self.footer])
-        self.add_class("pw-turn")
+        self._tools: dict[str, tuple[w.Output | None, int, str, dict[str, Any]]] = {}
+        self._transcript: list[str] = []  # each part as plain text
+        self._parts_html: dict[int, str] = {}  # parts whose HTML is not render_html(text)
+        self._decisions: dict[int, Decision] = {}  # parts that are cards
+        self.cards: list[Card] = []
+        self._handle: Any = None
+        self._bar: Any = None  # the control bar's display in this cell
+        self._turn_done = False
+        self.static = False
+        super().__init__(layout=shared("layout"), _dom_classes=("pw-turn",))
+
+    def show(self) -> Any:
+        """Display the control bar and this view in the current cell; returns the view's
+        display handle."""
+        self._bar = self.control.show()
+        self._handle = display(self.mimebundle(), raw=True, display_id=True)
+        return self._handle
 
     # -- the TurnView protocol -----------------------------------------------------------------
     def text(self, delta: str) -> None:
+        if self.static:  # a late part: the static view takes it in
+            self._transcript.append(delta)
+            self._update_static()
+            return
         if self._stream is None:
-            box = w.VBox()
+            box = w.VBox(layout=shared("layout"))
             self._add(box)
             self._stream = StreamingMarkdown(box)
         self._stream.append(delta)
@@ -99,67 +131,118 @@ class WidgetTurnView(w.VBox):
     def _close_stream(self) -> None:
         if self._stream is not None:
             self._stream.flush()
-            self._transcript_html[len(self._transcript)] = self._stream.html()
+            self._parts_html[len(self._transcript)] = self._stream.html()
             self._transcript.append(self._stream.text)
             self._stream = None
 
     def _add(self, widget: w.Widget) -> None:
-        self.body.children = (*self.body.children, widget)
+        self.children = (*self.children, widget)
+
+    def _part(self, text: str, safe_html: str | None = None,
+              widget: w.Widget | None = None) -> int:
+        """Add a part: its plain text, its HTML (if not its text rendered), its live widget."""
+        self._close_stream()
+        i = len(self._transcript)
+        self._transcript.append(text)
+        if safe_html is not None:
+            self._parts_html[i] = safe_html
+        if self.static:
+            self._update_static()
+        elif widget is not None:
+            self._add(widget)
+        return i
 
     def tool_started(self, tool_use_id: str, name: str, tool_input: dict[str, Any]) -> None:
-        self._close_stream()
-        out = html_output(_tool_html(name, tool_input))
-        self._tools[tool_use_id] = (out, name, tool_input)
-        self._add(out)
-        self._transcript.append(f"`{name}` {summarize(tool_input, 100)}")
+        html = _tool_html(name, tool_input)
+        out = None if self.static else html_output(html, layout=shared("layout"))
+        i = self._part(f"`{name}` {summarize(tool_input, 100)}", html_block(html, "pw-html"), out)
+        self._tools[tool_use_id] = (out, i, name, tool_input)
 
     def tool_finished(self, tool_use_id: str, content: Any, is_error: bool) -> None:
         entry = self._tools.get(tool_use_id)
         if entry is None:
             return
-        out, name, tool_input = entry
-        set_html(out, _tool_html(name, tool_input, content, is_error, done=True))
+        out, i, name, tool_input = entry
+        html = _tool_html(name, tool_input, content, is_error, done=True)
+        self._parts_html[i] = html_block(html, "pw-html")
+        if self.static:
+            self._update_static()
+        elif out is not None:
+            set_html(out, html)
 
     def decision(self, decision: Decision) -> None:
-        self._close_stream()
-        card = card_for(decision)
-        self.cards.append(card)
-        self._add(card)
-        i = len(self._transcript)
-        self._transcript.append(decision_markdown(decision))
+        card = None if self.static else card_for(decision)
+        i = self._part(decision_markdown(decision), widget=card)
+        self._decisions[i] = decision
+        if card is not None:
+            self.cards.append(card)
 
-        def follow() -> None:  # the fallbacks say how it ended
+        def follow() -> None:  # the fallbacks say how it ended; a finished turn can go static
             self._transcript[i] = decision_markdown(decision)
+            if self.static:
+                self._update_static()
+            elif self._turn_done and decision.done:
+                _soon(self._settle)
 
         decision.watch(follow)
 
     def marker(self, text: str) -> None:
-        self._close_stream()
-        self._add(w.HTML(f'<small style="color:#6b7280">— {escape(text)} —</small>'))
-        self._transcript.append(f"*— {text} —*")
+        html = html_block(f'<small style="color:#6b7280">— {escape(text)} —</small>', "pw-html")
+        self._part(f"*— {text} —*", html, None if self.static else _html_widget(html))
 
     def error(self, message: str) -> None:
-        self._close_stream()
-        self._add(w.HTML(f'<div style="color:#b91c1c"><b>{escape(message)}</b></div>'))
-        self._transcript.append(f"**{message}**")
+        html = html_block(f'<div style="color:#b91c1c"><b>{escape(message)}</b></div>', "pw-html")
+        self._part(f"**{message}**", html, None if self.static else _html_widget(html))
 
     def finished(self, summary: str, ok: bool) -> None:
-        self._close_stream()
         mark = "✓" if ok else "✗"
-        self.footer.value = f'<small style="color:#6b7280">{mark} {escape(summary)}</small>'
-        self._transcript.append(f"*{mark} {summary}*")
+        html = html_block(f'<small style="color:#6b7280">{mark} {escape(summary)}</small>',
+                          "pw-html pw-footer")
+        footer = None if self.static else _html_widget(html)
+        self._part(f"*{mark} {summary}*", html, footer)
+        self.footer = footer
+        if self._bar is not None:
+            self.control.ran_under(self._bar)
 
-    # -- static fallback -----------------------------------------------------------------------
+    # -- becoming static -----------------------------------------------------------------------
+    def turn_done(self) -> None:
+        """The turn has ended (or never started): once no decision of it is open, show the
+        static rendering in place of the widgets and close them."""
+        self._turn_done = True
+        self._settle()
+
+    def _settle(self) -> None:
+        if self.static or any(not d.done for d in self._decisions.values()):
+            return
+        self._close_stream()
+        self.static = True
+        self._update_static()
+        for card in self.cards:
+            card._closed = True
+        close_tree([self])
+
+    def _update_static(self) -> None:
+        if self._handle is None:
+            return
+        try:
+            self._handle.update(self.static_bundle(), raw=True)
+        except Exception:  # a closed frontend channel must not break the turn
+            pass
+
+    # -- static rendering and fallbacks ----------------------------------------------------------
     def fallback_markdown(self) -> str:
-        """Safe Markdown of what happened so far, for frontends without widgets."""
+        """Safe Markdown (one raw HTML block) of what happened so far: the static view."""
         # Each part is rendered on its own, so streamed text (already rendered block by
         # block while it arrived) is not rendered a second time.
         head = f"**claude** ({self.session.name}): {self.prompt.strip()[:200]}"
-        parts = [render_html(head)]
-        parts.extend(self._transcript_html.get(i) or render_html(t)
-                     for i, t in enumerate(self._transcript))
+        parts = ['<div class="pw-turn pw-static">', render_html(head)]
+        for i, t in enumerate(self._transcript):
+            d = self._decisions.get(i)
+            parts.append(card_html(d) if d is not None
+                         else self._parts_html.get(i) or render_html(t))
         if self._stream is not None:
             parts.append(self._stream.html())
+        parts.append("</div>")
         return "\n".join(parts)
 
     def fallback_text(self) -> str:
@@ -173,12 +256,26 @@ class WidgetTurnView(w.VBox):
                     "the rendered view)")
         return text
 
+    def static_bundle(self) -> dict[str, Any]:
+        """The finished turn's display bundle: no widgets, Markdown (safe HTML) and text."""
+        return {"text/markdown": self.fallback_markdown(), "text/plain": self.fallback_text()}
+
     def mimebundle(self) -> dict[str, Any]:
-        """The display bundle: the widget view, with Markdown and text fallbacks."""
-        return {
-            "application/vnd.jupyter.widget-view+json": {
-                "version_major": 2, "version_minor": 0, "model_id": self.model_id,
-            },
-            "text/markdown": self.fallback_markdown(),
-            "text/plain": self.fallback_text(),
-        }
+        """The display bundle: the widget view (until static), with Markdown and text
+        fallbacks."""
+        if self.static:
+            return self.static_bundle()
+        return {**widget_bundle(self), **self.static_bundle()}
+
+
+def _html_widget(safe_html: str) -> w.HTML:
+    return w.HTML(safe_html, **look("layout", "html"))
+
+
+def _soon(fn: Any) -> None:
+    import asyncio
+
+    try:
+        asyncio.get_running_loop().call_soon(fn)
+    except RuntimeError:
+        fn()

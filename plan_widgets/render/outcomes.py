@@ -1,0 +1,85 @@
+"""How a decision ended, in words: one module for every outcome a user reads.
+
+Two readers, two needs: a card (and its static copy) says what just happened to a live
+decision (:func:`outcome_parts`), and the history (``%claude resume``, the log's tables) says
+how a logged decision ended (:func:`decision_status`). Plain text: the caller escapes it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..agent.decisions import Outcome
+from .markdown import summarize
+
+_OUTCOME_TEXT = {
+    "approved": "Approved",
+    "rejected": "Sent back: keep planning",
+    "answered": "Answered",
+    "allowed": "Allowed",
+    "always": "Always allowed",
+    "denied": "Denied",
+    "expired": "Expired: no answer came, so it was denied",
+    "cancelled": "Cancelled, so it was denied",
+}
+_ENDED_TEXT = {
+    # (status, by) when the actor changes what happened, not only why
+    ("expired", "cli"): "Expired: the Claude Code CLI exited, so it was denied",
+    ("cancelled", "cli"): "Cancelled: withdrawn by the CLI, so it was denied",
+    ("expired", "restart"): "Expired: the kernel restarted before an answer came",
+}
+_BY_TEXT = {
+    "timeout": "timed out",
+    "interrupt": "interrupted",
+    "close": "session closed",
+    "cli": "withdrawn by the CLI",
+    "restart": "the kernel restarted",
+    "gate": "refused by the gate",
+}
+
+
+def outcome_parts(o: Outcome) -> tuple[str, list[str]]:
+    """What an outcome says: the headline and its details (plain text)."""
+    text = _ENDED_TEXT.get((o.status, o.by)) or _OUTCOME_TEXT.get(o.status, o.status)
+    extra = []
+    if o.by in _BY_TEXT and (o.status, o.by) not in _ENDED_TEXT:
+        extra.append(_BY_TEXT[o.by])
+    if o.mode and o.status == "approved":
+        extra.append(f"next mode: {o.mode}")
+    if o.feedback and o.status in ("rejected", "denied"):
+        extra.append(f"feedback: {summarize(o.feedback, 200)}")
+    if o.answers:
+        extra.append("; ".join(f"{summarize(k, 60)} = {summarize(v, 80)}"
+                               for k, v in o.answers.items()))
+    if o.notes:
+        extra.append("; ".join(f"note on {summarize(k, 60)}: {summarize(v, 80)}"
+                               for k, v in o.notes.items()))
+    return text, extra
+
+
+_STATUS = {
+    "pending": "waiting",
+    "approved": "Approved",
+    "rejected": "Sent back (keep planning)",
+    "expired": "Expired",
+    "cancelled": "Cancelled",
+    "answered": "Answered",
+    "allowed": "Allowed",
+    "always": "Always allowed",
+    "denied": "Denied",
+}
+_BY = {"restart": "the kernel restarted before an answer; it can no longer be answered",
+       "timeout": "no answer in time", "interrupt": "interrupted", "close": "session closed",
+       "cli": "withdrawn by the CLI"}
+
+
+def decision_status(d: Any) -> str:
+    """A decision's outcome in words (plain text)."""
+    text = _STATUS.get(d.status, d.status)
+    if d.status != "pending" and d.by in _BY:
+        text += f": {_BY[d.by]}"
+    if d.status == "approved" and d.mode_after:
+        text += f" (then mode {d.mode_after})"
+    if d.superseded and d.status != "approved":
+        text += " · superseded by a later plan"
+    return text

@@ -1,0 +1,108 @@
+"""Widget models shared by every card and turn, and closing what a finished view leaves behind.
+
+Every ipywidget comes with a Layout model, and most with a Style model: each one more
+``comm_open`` on iopub before the card shows, and one more model in the kernel and the page.
+Widgets that keep one of a few looks share one model per look here (a card shows sooner; see
+docs/benchmarks.md, figure 2). Shared models are never mutated and never closed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import ipywidgets as w
+from ipywidgets.widgets.widget_bool import CheckboxStyle, ToggleButtonStyle
+from ipywidgets.widgets.widget_description import DescriptionStyle
+from ipywidgets.widgets.widget_string import HTMLStyle, TextStyle
+
+# A decision card is one flex box whose lines wrap: a widget on a line of its own is "full"
+# width, buttons size to their text, and two "half" fields share a line when there is room.
+_CARD_BOX = {"display": "flex", "flex_flow": "row wrap", "align_items": "center",
+             "padding": "6px 10px", "margin": "6px 0"}
+CARD_COLORS = {"plan": "#7c3aed", "question": "#2563eb", "tool": "#b45309"}
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def widget_bundle(widget: w.Widget, **fallbacks: str) -> dict[str, Any]:
+    """A display bundle: the widget's view, and what frontends without widgets show instead
+    (``text_markdown=``, ``text_plain=``, ... as keyword arguments)."""
+    return {WIDGET_VIEW: {"version_major": 2, "version_minor": 0, "model_id": widget.model_id},
+            **{k.replace("_", "/", 1): v for k, v in fallbacks.items()}}
+
+
+
+def _card_layout(color: str) -> Callable[[], w.Widget]:
+    return lambda: w.Layout(border=f"2px solid {color}", **_CARD_BOX)
+
+
+_FACTORIES: dict[str, Callable[[], w.Widget]] = {
+    "layout": w.Layout,
+    "auto": lambda: w.Layout(width="auto"),
+    "full": lambda: w.Layout(width="100%"),
+    "half": lambda: w.Layout(flex="1 1 240px"),
+    "bar": lambda: w.Layout(align_items="center", flex_flow="row wrap"),
+    **{f"card-{kind}": _card_layout(color) for kind, color in CARD_COLORS.items()},
+    "button": w.ButtonStyle,
+    "toggle": ToggleButtonStyle,
+    "html": HTMLStyle,
+    "text": TextStyle,
+    "checkbox": CheckboxStyle,
+    "description": DescriptionStyle,
+}
+_SHARED: dict[str, w.Widget] = {}
+
+
+def shared(name: str) -> w.Widget:
+    """The shared model called ``name`` (a Layout or a Style); never mutate it."""
+    obj = _SHARED.get(name)
+    if obj is None or obj.comm is None:  # first use, or closed (Widget.close_all)
+        obj = _SHARED[name] = _FACTORIES[name]()
+    return obj
+
+
+def warm() -> None:
+    """Open the shared models the cards use, ahead of the first card (a card then shows after
+    only its own models; see docs/benchmarks.md, figure 2)."""
+    for name in ("full", "half", "text", "html", "button", "auto", "checkbox", "description",
+                 *(f"card-{kind}" for kind in CARD_COLORS)):
+        shared(name)
+
+
+def look(layout: str = "layout", style: str | None = None) -> dict[str, w.Widget]:
+    """``layout=`` and ``style=`` keyword arguments of shared models, for a widget's constructor."""
+    out = {"layout": shared(layout)}
+    if style is not None:
+        out["style"] = shared(style)
+    return out
+
+
+def _is_shared(obj: w.Widget) -> bool:
+    return any(obj is s for s in _SHARED.values())
+
+
+def close_tree(roots: Iterable[w.Widget], keep: Iterable[w.Widget] = ()) -> int:
+    """Close ``roots`` and every widget model under them (children, layouts, styles), except
+    the shared models and the ``keep`` widgets and what is under those. Returns how many
+    models were closed (each is one ``comm_close``; their views leave the page)."""
+    kept = {id(k) for k in keep}
+    seen: set[int] = set()
+    stack = list(roots)
+    closed = 0
+    while stack:
+        obj = stack.pop()
+        if not isinstance(obj, w.Widget) or id(obj) in seen or id(obj) in kept:
+            continue
+        seen.add(id(obj))
+        if _is_shared(obj):
+            continue
+        for name in ("children", "layout", "style"):
+            sub = getattr(obj, name, None) if obj.has_trait(name) else None
+            if isinstance(sub, w.Widget):
+                stack.append(sub)
+            elif isinstance(sub, tuple | list):
+                stack.extend(sub)
+        if obj.comm is not None:
+            obj.close()
+            closed += 1
+    return closed

@@ -1,0 +1,382 @@
+"""Issue 15 without a kernel: how many widget models a card and a turn cost, that a finished turn
+becomes static and closes them, that streaming parses each update once, and how cards read.
+
+ipywidgets opens one comm per model; here the comms are a recorder (no kernel), so every
+``comm_open`` and ``comm_close`` a frontend would receive is counted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import itertools
+import re
+from types import SimpleNamespace
+from typing import Any
+
+import ipywidgets.widgets.widget as _widget
+import pytest
+
+from plan_widgets.agent.decisions import PlanDecision, QuestionDecision, ToolDecision
+
+QUESTIONS = [
+    {"question": "Which color should the banner use?", "header": "Color", "multiSelect": False,
+     "options": [{"label": "Red", "description": "warm and loud"},
+                 {"label": "Blue", "description": "calm and cool"}]},
+    {"question": "Which sizes should be generated?", "header": "Sizes", "multiSelect": True,
+     "options": [{"label": "Small", "description": "320 px"},
+                 {"label": "Medium", "description": "768 px"},
+                 {"label": "Large", "description": "1440 px"}]},
+]
+SUGGESTION = [{"type": "setMode", "mode": "acceptEdits", "destination": "session"}]
+# Measured before issue 15 (the same recorder, shared models already open): a plan card 17,
+# a question card (the two questions above) 39, a tool card 17. (In a kernel, the first plan
+# card of a session came after 20 comm_opens.)
+BEFORE = {"plan": 17, "question": 39, "tool": 17}
+_IDS = itertools.count()
+
+
+class Comms:
+    """A stand-in for the kernel's comms: records every open, message and close."""
+
+    def __init__(self) -> None:
+        self.opened: list[str] = []
+        self.closed: list[str] = []
+        self.sent = 0
+
+    def create_comm(self, **kw: Any) -> Any:
+        rec = self
+
+        class Comm:
+            kernel = "recorder"
+
+            def __init__(self) -> None:
+                # unique across tests: a widget left from an earlier test closes (and leaves
+                # the registry) by its id when it is garbage-collected
+                self.comm_id = f"c{next(_IDS)}"
+                rec.opened.append(kw.get("data", {}).get("state", {}).get("_model_name", "?"))
+
+            def open(self, *a: Any, **k: Any) -> None:
+                pass
+
+            def on_msg(self, *a: Any, **k: Any) -> None:
+                pass
+
+            def send(self, *a: Any, **k: Any) -> None:
+                rec.sent += 1
+
+            def close(self, *a: Any, **k: Any) -> None:
+                rec.closed.append(self.comm_id)
+
+        return Comm()
+
+
+class Handle:
+    """A display handle that keeps what was displayed and every update."""
+
+    def __init__(self, bundle: dict[str, Any]) -> None:
+        self.shown = [bundle]
+
+    def update(self, bundle: dict[str, Any], raw: bool = False) -> None:
+        self.shown.append(bundle)
+
+    @property
+    def last(self) -> dict[str, Any]:
+        return self.shown[-1]
+
+
+@pytest.fixture
+def comms(monkeypatch: pytest.MonkeyPatch) -> Comms:
+    rec = Comms()
+    monkeypatch.setattr(_widget.comm, "create_comm", rec.create_comm)
+    monkeypatch.setattr(_widget, "_instances", {})  # only this test's widgets
+    from plan_widgets.widgets import shared
+
+    monkeypatch.setattr(shared, "_SHARED", {})  # this recorder's shared models
+    return rec
+
+
+@pytest.fixture
+def displays(monkeypatch: pytest.MonkeyPatch) -> list[Handle]:
+    shown: list[Handle] = []
+
+    def display(bundle: dict[str, Any], raw: bool = False, display_id: bool = False) -> Handle:
+        shown.append(Handle(bundle))
+        return shown[-1]
+
+    from plan_widgets.widgets import cards, control, turn
+
+    for mod in (cards, control, turn):
+        monkeypatch.setattr(mod, "display", display)
+    return shown
+
+
+def live(comms: Comms) -> list[str]:
+    """Model names still open, shared layouts and styles left out."""
+    from plan_widgets.widgets.shared import _SHARED
+
+    shared = {id(s) for s in _SHARED.values()}
+    return sorted(type(w_).__name__ for w_ in _widget._instances.values()
+                  if id(w_) not in shared)
+
+
+def run(coro: Any) -> Any:
+    return asyncio.run(coro)
+
+
+def _card(kind: str) -> Any:
+    from plan_widgets.widgets.cards import card_for
+
+    if kind == "plan":
+        return card_for(PlanDecision("# Plan\n\n1. step", "/tmp/p.md", "default"))
+    if kind == "question":
+        return card_for(QuestionDecision(QUESTIONS))
+    return card_for(ToolDecision("Write", {"file_path": "/x", "content": "y"}, SUGGESTION))
+
+
+# -- lighter cards ---------------------------------------------------------------------------
+@pytest.mark.parametrize("kind", ["plan", "question", "tool"])
+def test_a_card_costs_at_most_half_the_comm_opens(comms: Comms, kind: str) -> None:
+    from plan_widgets.widgets.shared import warm
+
+    async def main() -> tuple[int, int]:
+        warm()  # as a session's control bar does, before any card
+        base = len(comms.opened)
+        _card(kind)
+        first = len(comms.opened) - base
+        _card(kind)
+        return first, len(comms.opened) - base - first
+
+    first, then = run(main())
+    print(f"{kind} card: {first} comm_opens (before: {BEFORE[kind]})")
+    assert first == then and first * 2 <= BEFORE[kind]
+
+
+def test_the_widgets_are_what_a_user_acts_on(comms: Comms) -> None:
+    async def main() -> dict[str, list[str]]:
+        return {k: sorted(type(c).__name__ for c in _card(k).children)
+                for k in ("plan", "question", "tool")}
+
+    kids = run(main())
+    # the plan shown once, feedback, three buttons, the status line
+    assert kids["plan"] == ["Button", "Button", "Button", "HTML", "Output", "Textarea"]
+    # per question: its text, its choices (radio buttons, or one checkbox per option), Other,
+    # Notes; then Submit and the status line
+    assert kids["question"] == sorted(
+        ["HTML", "RadioButtons", "Text", "Text"] + ["HTML", "Checkbox", "Checkbox", "Checkbox",
+                                                    "Text", "Text"] + ["Button", "HTML"])
+    assert kids["tool"] == ["Button", "Button", "Button", "HTML", "Output", "Text"]
+
+
+def test_question_options_once_with_descriptions(comms: Comms) -> None:
+    import ipywidgets as w
+
+    async def main() -> Any:
+        return _card("question")
+
+    card = run(main())
+    radio = next(c for c in card.children if isinstance(c, w.RadioButtons))
+    assert radio.options == (("Red — warm and loud", "Red"), ("Blue — calm and cool", "Blue"))
+    boxes = [c for c in card.children if isinstance(c, w.Checkbox)]
+    assert [b.description for b in boxes] == ["Small — 320 px", "Medium — 768 px",
+                                              "Large — 1440 px"]
+    shown = " ".join(c.value for c in card.children if isinstance(c, w.HTML))
+    assert "calm and cool" not in shown and "320 px" not in shown  # not a second list
+    # a choice and two checkboxes, sent as the CLI expects
+    radio.value = "Blue"
+    boxes[0].value = boxes[2].value = True
+    card._submit()
+    assert card.decision.outcome.answers == {
+        QUESTIONS[0]["question"]: "Blue", QUESTIONS[1]["question"]: "Small, Large"}
+
+
+def test_a_checkbox_label_with_tex_is_never_math(comms: Comms) -> None:
+    from plan_widgets.widgets.cards import _checkbox
+
+    async def main() -> Any:
+        return _checkbox({"label": "Delete $\\phantom{all}$ files", "description": "$5"})
+
+    box = run(main())
+    assert box.description_allow_html
+    assert "$" not in box.description and "\\" not in box.description
+    assert "mathjax_ignore" in box.description and "<span" in box.description
+    assert html.unescape(re.sub(r"<[^>]+>", "", box.description)) == \
+        "Delete $\\phantom{all}$ files — $5"
+
+
+def test_a_decided_card_copy_becomes_static_and_closes(comms: Comms,
+                                                       displays: list[Handle]) -> None:
+    from plan_widgets.widgets.cards import show_card
+
+    async def main() -> Any:
+        d = ToolDecision("Bash", {"command": "ls $HOME"}, [])
+        card = show_card(d)
+        assert "application/vnd.jupyter.widget-view+json" in displays[-1].last
+        d.deny("not now", by="user")
+        await asyncio.sleep(0)  # the copy goes static after the click's own handler
+        return card
+
+    card = run(main())
+    out = displays[-1].last
+    assert "application/vnd.jupyter.widget-view+json" not in out
+    assert "Denied" in out["text/markdown"] and "not now" in out["text/markdown"]
+    assert "ls $HOME" in html.unescape(out["text/markdown"])
+    assert card.comm is None and live(comms) == []
+
+
+# -- cards that read well --------------------------------------------------------------------
+def test_card_headings_stay_below_the_card_title() -> None:
+    from plan_widgets.render.markdown import CARD_TITLE_STYLE, render_html
+    from plan_widgets.widgets.cards import card_html
+
+    def size(style: str) -> float:
+        m = re.search(r"font-size:([\d.]+)em", style)
+        assert m, style
+        return float(m.group(1))
+
+    out = render_html("# One\n\n## Two\n\n###### Six\n\ntext", card=True)
+    sizes = [size(s) for s in re.findall(r'<h\d style="([^"]+)"', out)]
+    assert len(sizes) == 3 and max(sizes) < size(CARD_TITLE_STYLE)
+    assert render_html("# One") == '<div class="pw-md tex2jax_ignore mathjax_ignore">\n' \
+        "<h1>One</h1>\n</div>"  # outside cards: unchanged
+
+    async def plan() -> str:
+        return card_html(PlanDecision("# Big plan <script>x()</script>", None, "default"))
+
+    static = run(plan())
+    assert static.index("pw-card-title") < static.index("<h1 style=")
+    assert "<script>" not in static and "&lt;script&gt;" in static
+
+
+# -- finished turns become static ------------------------------------------------------------
+def _session() -> Any:
+    state = SimpleNamespace(mode="acceptEdits", requested_mode=None, refused=None,
+                            model="claude-test")
+    return SimpleNamespace(name="default", state=state, status="working", plan_in_force=False,
+                           subscribe=lambda fn: None)
+
+
+def test_a_finished_turn_is_static_and_its_widgets_close(comms: Comms,
+                                                          displays: list[Handle]) -> None:
+    from plan_widgets.widgets import ControlBar, WidgetTurnView, shared
+
+    async def main() -> Any:
+        s = _session()
+        bar = ControlBar(s)
+        base, base_shared = len(comms.opened), len(shared._SHARED)
+        view = WidgetTurnView(s, "do it", bar)
+        view.show()
+        view.text("Hello **world**.\n\nSecond")
+        view.text(" paragraph.")
+        view.tool_started("t1", "Bash", {"command": "echo $HOME"})
+        view.tool_finished("t1", "/root", False)
+        d = ToolDecision("Write", {"file_path": "/x", "content": "y"}, [])
+        view.decision(d)
+        view.text("After the card.")
+        view.finished("0.1 s · 5 in / 2 out tokens", True)
+        view.turn_done()
+        assert not view.static  # its decision is still open: the card stays live
+        d.allow(by="user")
+        await asyncio.sleep(0)
+        return view, len(comms.opened) - base - (len(shared._SHARED) - base_shared)
+
+    view, opened = run(main())
+    bar_handle, turn_handle = displays
+    assert view.static
+    out = turn_handle.last
+    assert set(out) == {"text/markdown", "text/plain"}  # no widget view left
+    md = out["text/markdown"]
+    for part in ("<strong>world</strong>", "Second paragraph.", '<details class="pw-tool">',
+                 "echo &#36;HOME", "/root", "pw-card-tool pw-static", "Allowed",
+                 "After the card.", "✓ 0.1 s"):
+        assert part in md, part
+    assert md.index("world") < md.index("pw-tool") < md.index("Allowed") < md.index("After")
+    # every model of the turn is closed; the control bar stays live
+    assert len(comms.closed) == opened
+    assert live(comms) == sorted(["Button", "ControlBar", "HTML", "HTML", "HTML",
+                                  "ToggleButton"])
+    print(f"a turn with text, a tool and a tool card: {opened} comm_opens, all closed")
+    # the bar's display: live, its static line is the fallback
+    assert "application/vnd.jupyter.widget-view+json" in bar_handle.last
+    assert "acceptEdits" in bar_handle.last["text/markdown"]
+
+
+def test_the_control_bar_is_live_in_its_newest_cell_only(comms: Comms,
+                                                          displays: list[Handle]) -> None:
+    from plan_widgets.widgets import ControlBar
+
+    async def main() -> None:
+        s = _session()
+        bar = ControlBar(s)
+        first = bar.show()
+        bar.ran_under(first)
+        s.state.mode = "plan"
+        second = bar.show()
+        assert "application/vnd.jupyter.widget-view+json" not in first.last
+        assert "acceptEdits" in first.last["text/plain"]  # what its turn ran under
+        assert "application/vnd.jupyter.widget-view+json" in second.last
+        # a new session of the same name: the old bar retires and closes
+        ControlBar(_session()).show()
+        assert bar.closed and bar.comm is None
+        assert "plan" in second.last["text/plain"]
+
+    run(main())
+
+
+# -- streaming -------------------------------------------------------------------------------
+def test_each_stream_update_parses_the_new_text_once(comms: Comms,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    import ipywidgets as w
+
+    from plan_widgets.render import markdown as render
+    from plan_widgets.widgets import markdown as wmd
+
+    parsed: list[int] = []
+    real = render.render_stream
+    monkeypatch.setattr(wmd, "render_stream", lambda t: (parsed.append(len(t)), real(t))[1])
+    monkeypatch.setattr(wmd, "render_html", lambda t: pytest.fail("rendered again"))
+    para = "A paragraph with **bold** and `code`.\n\n"
+    doc = para * 40 + "- a list\n- that goes on"
+
+    async def main() -> Any:
+        s = wmd.StreamingMarkdown(w.VBox())
+        for i in range(0, len(doc), 25):
+            s._chunks.append(doc[i:i + 25])
+            if i % 200 == 0:
+                s.flush()
+        s.flush()
+        return s
+
+    s = run(main())
+    # each update parsed only the text not frozen yet: the whole text about once in all
+    assert sum(parsed) < 1.3 * len(doc), (sum(parsed), len(doc))
+    assert len(parsed) == s.flushes
+    assert s.html().count("<p>") == 40 and "<li>that goes on</li>" in s.html()
+
+
+def test_stream_updates_stay_under_ten_a_second() -> None:
+    from plan_widgets.widgets.markdown import FLUSH_INTERVAL
+
+    assert FLUSH_INTERVAL >= 0.1
+
+
+def test_render_stream_is_the_parts_rendered_alone() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from plan_widgets.render.markdown import render_html, render_stream, stable_prefix
+
+    lines = ["para *text*", "", "- item", "1. one", "    code", "```", "~~~", "| a | b |",
+             "|---|---|", "# head", "> quote", "***", "[x]: http://a.b", "see [x]", "  more"]
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(st.sampled_from(lines), max_size=12).map("\n".join),
+           st.integers(min_value=0, max_value=3))
+    def check(doc: str, trim: int) -> None:
+        doc = doc[:len(doc) - trim] if trim < len(doc) else doc
+        cut = stable_prefix(doc)
+        assert render_stream(doc) == (
+            cut, render_html(doc[:cut]) if cut else "",
+            render_html(doc[cut:]) if cut < len(doc) else "")
+
+    check()
