@@ -118,9 +118,9 @@ def test_deny_leaves_the_namespace_and_allow_changes_it(kernel: Kernel, workdir:
     out = kernel.execute(f"%%claude --scripted {SCRIPT}\nbump the counter", timeout=120)
     assert "Waiting for your decision (tool)" in out["text"]
     # the card shows the code, highlighted and escaped
-    card = "\n".join(kernel.markdown_outputs())
-    assert "counter" in card and "<span style=" in card and "Run this code in the kernel?" in \
-        kernel.html_text()
+    card = "\n".join(kernel.markdown_outputs()) + kernel.html_text()
+    assert "counter" in card and "<span style=" in card
+    assert "Run this code in the kernel?" in card
     kernel.click(kernel.wait_widget("ButtonModel", description="Deny"))
     assert settle(kernel) == "idle"
     assert kernel.eval("counter") == "1"
