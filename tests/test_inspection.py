@@ -157,15 +157,16 @@ def test_budget_stops_a_hanging_python_loop_without_blocking_the_loop() -> None:
                 await asyncio.sleep(0.01)
 
         t = asyncio.ensure_future(ticker())
-        got = await budget.call(hang, 0.3)
+        got = await budget.call(hang, 0.5)
+        during = len(ticks)
         ok = await budget.call(lambda: 42, 1)
         bad = await budget.call(lambda: 1 / 0, 1)
         t.cancel()
-        return got, ok, bad, ticks
+        return got, ok, bad, during
 
-    got, ok, bad, ticks = asyncio.run(main())
+    got, ok, bad, during = asyncio.run(main())
     assert got.timed_out and ok.value == 42 and isinstance(bad.error, ZeroDivisionError)
-    assert len(ticks) > 10  # the loop kept running while the call hung
+    assert during >= 3  # the loop kept running while the call hung (no timing bound here)
     def running() -> list:
         return [t for t in threading.enumerate() if t.name == "plan_widgets-budget"]
 
@@ -320,3 +321,13 @@ def test_gate_refuses_writes_to_the_open_notebook_only() -> None:
                                                      {"file_path": "/nb/analysis.ipynb"}))) is None
     assert isinstance(scr(bare, PermissionRequest("mcp__kernel__list_variables", {})),
                       ToolDecision)
+
+
+def test_subclasses_of_known_data_types_are_summarized() -> None:
+    class Frame(pd.DataFrame):
+        pass
+
+    Frame.__module__ = "geo.frames"  # another library's DataFrame
+    text = list_variables({"gdf": Frame({"a": [1, 2]})})
+    assert "2x1" in text and "columns: 'a'" in text
+    assert "shape: 2 rows x 1 columns" in inspect_value("gdf", Frame({"a": [1, 2]}))

@@ -46,6 +46,8 @@ IPYTHON_NAMES = frozenset({
 })
 _HISTORY_NAME = re.compile(r"_i?\d+|_i+")
 _SCALARS = (bool, int, float, complex, type(None))
+_PLAIN = frozenset({bool, int, float, complex, type(None), str, bytes, bytearray, list, tuple,
+                    dict, set, frozenset, range})
 SIZED = (str, bytes, bytearray, list, tuple, dict, set, frozenset, range)
 _CALLABLES = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type,
               types.BuiltinMethodType, types.WrapperDescriptorType)
@@ -68,35 +70,26 @@ def finish(text: str, limit: int = MAX_OUTPUT) -> str:
     return clip(redact_text(text), limit)
 
 
-def _module_of(value: Any) -> str:
-    return str(getattr(type(value), "__module__", "") or "")
-
-
 def imported(name: str) -> Any:
     """A library the user's code has imported already (never imported here)."""
     return sys.modules.get(name)
 
 
+_KNOWN = (("pandas", "DataFrame", "DataFrame"), ("pandas", "Series", "Series"),
+          ("numpy", "ndarray", "ndarray"), ("polars", "DataFrame", "polars.DataFrame"),
+          ("polars", "Series", "polars.Series"))
+
+
 def data_kind(value: Any) -> str | None:
     """``DataFrame``, ``Series``, ``ndarray``, ``polars.DataFrame`` or ``polars.Series`` for
-    the data types the tools know (found without importing any library), else None."""
-    root = _module_of(value).split(".", 1)[0]
-    if root == "pandas":
-        pd = imported("pandas")
-        if pd is not None and isinstance(value, pd.DataFrame):
-            return "DataFrame"
-        if pd is not None and isinstance(value, pd.Series):
-            return "Series"
-    elif root == "numpy":
-        np = imported("numpy")
-        if np is not None and isinstance(value, np.ndarray):
-            return "ndarray"
-    elif root == "polars":
-        pl = imported("polars")
-        if pl is not None and isinstance(value, pl.DataFrame):
-            return "polars.DataFrame"
-        if pl is not None and isinstance(value, pl.Series):
-            return "polars.Series"
+    the data types the tools know, subclasses too (a library counts only if it is imported
+    already: none is imported here), else None."""
+    if type(value) in _PLAIN:
+        return None
+    for lib, cls, kind in _KNOWN:
+        mod = imported(lib)
+        if mod is not None and isinstance(value, getattr(mod, cls, ())):
+            return kind
     return None
 
 
