@@ -1,7 +1,7 @@
 """``python -m benchmarks``: run the benchmarks of issue 7 and write the results table.
 
 Options: ``--repeat N`` (repetitions per figure, medians reported), ``--quick`` (2 repetitions,
-the cheap figures first), ``--only flow,load,stream,memory,fold``, ``--out FILE`` (Markdown;
+the cheap figures first), ``--only flow,load,stream,memory,fold,tools``, ``--out FILE`` (Markdown;
 the block between the ``<!-- results -->`` markers is replaced, or the file is written),
 ``--json FILE`` (raw samples), ``--setup-anchors`` (make benchmarks/.venv-anchors with the
 anchor packages).

@@ -27,7 +27,7 @@ from .gate import Gate
 from .lifecycle import Lifecycle
 from .modes import Modes
 from .runner import Runner
-from .seam import AgentClient, ClientFactory
+from .seam import AgentClient, ClientFactory, HostTools
 from .tasks import spawn
 from .turn import NullView, Turn, TurnView
 
@@ -39,8 +39,11 @@ log = logging.getLogger("plan_widgets")
 class Session:
     """A Claude Code session. Make one with :func:`plan_widgets.session`."""
 
-    def __init__(self, options: SessionOptions, *, client: ClientFactory | None = None) -> None:
+    def __init__(self, options: SessionOptions, *, client: ClientFactory | None = None,
+                 tools: HostTools | None = None) -> None:
         self.options = options.validated()
+        self.host_tools: HostTools | None = tools if self.options.kernel_tools else None
+        """The kernel's tools served to the agent, and the open notebook (None: off)."""
         self.name = self.options.name
         self.session_id: str = self.options.resume or str(uuid.uuid4())
         self.events: list[ev.Event] = []
@@ -370,6 +373,12 @@ class Session:
 
     async def leaving_plan(self, mode: str) -> None:
         await self.modes.leaving_plan(mode)
+
+    def note_gate_refusal(self, kind: str, tool: str, tool_input: dict[str, Any],
+                          marker: str) -> None:
+        target = tool_input.get("file_path") or tool_input.get("notebook_path") or ""
+        self.emit(ev.ErrorEvent(kind=kind, message=f"refused {tool} {target}".strip()))
+        self.marker(marker)
 
     # -- the owner task's steps (see lifecycle) ------------------------------------------------
     async def connected_now(self, mode: str, source: str) -> None:

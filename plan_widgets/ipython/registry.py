@@ -96,10 +96,22 @@ def _register(opts: SessionOptions, config: set[str] | None = None) -> Session:
     it took from ``%config``, if a cell started it)."""
     from ..agent.session import Session
 
-    s = Session(opts)
+    tools = None
+    if opts.kernel_tools:
+        from .kernel_tools import host_tools
+
+        tools = host_tools(opts.name, interrupt=lambda: _interrupt(opts.name))
+    s = Session(opts, tools=tools)
     _sessions[opts.name] = s
     _from_config[opts.name] = set(config or ())
     return s
+
+
+def _interrupt(name: str) -> None:
+    """The kernel's stop button stopped the agent's code outside any cell: end the turn too."""
+    s = _sessions.get(name)
+    if s is not None and not (s.closed or s.dead):
+        s.interrupt_nowait()
 
 
 def _refuse_twice(name: str, sid: str) -> None:
@@ -115,7 +127,8 @@ def _started_with(s: Session) -> dict[str, Any]:
     o = s.options
     return {"model": o.model, "plan_model": o.plan_model, "mode": o.mode, "cwd": o.cwd,
             "scripted": o.scripted, "approval_timeout": o.approval_timeout,
-            "log_dir": o.log_dir, "env": dict(o.env) or None, "cli_path": o.cli_path}
+            "log_dir": o.log_dir, "env": dict(o.env) or None, "cli_path": o.cli_path,
+            "kernel_tools": o.kernel_tools}
 
 
 def resolve(prefix: str, log_dir: str | os.PathLike[str] | None) -> str | None:
@@ -207,6 +220,9 @@ async def _adjust(s: Session, wanted: dict[str, Any]) -> None:
         raise OptionError(f"session {s.name!r} runs in {o.cwd}; use --new to change --cwd")
     if wanted.get("scripted") and _real(wanted["scripted"]) != o.scripted:
         raise OptionError(f"session {s.name!r} already runs; use --new to change --scripted")
+    if wanted.get("kernel_tools") is False and o.kernel_tools:
+        raise OptionError(f"session {s.name!r} runs with the kernel tools; use --new to start "
+                          "one without them")
     mode = wanted.get("mode")
     if mode and mode not in RESTING_MODES:
         raise OptionError(f"unknown mode {mode!r}: choose one of {', '.join(RESTING_MODES)}")

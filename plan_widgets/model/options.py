@@ -34,6 +34,8 @@ class SessionOptions:
     connect_timeout: float = 90.0
     cli_path: str | None = None
     """The Claude Code CLI to run (None: the one bundled with claude-agent-sdk)."""
+    kernel_tools: bool = True
+    """Serve the kernel's tools (variables, history, run code, propose a cell) to the agent."""
 
     def validated(self) -> SessionOptions:
         """Check values a user typed; raise OptionError with one clear line."""

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..agent.decisions import Decision, PlanDecision, QuestionDecision, ToolDecision
 from ..agent.gate import EDIT_TOOLS
+from ..render.code import highlight_python
 from ..render.markdown import CARD_TITLE_STYLE, escape, html_block, render_html, summarize
 from ..render.outcomes import outcome_parts
 from .shared import CARD_COLORS
@@ -143,6 +144,8 @@ def decision_markdown(d: Decision) -> str:
 
 def _tool_preview(tool: str, tool_input: dict[str, Any]) -> str:
     """A compact, escaped HTML view of a tool call's input."""
+    if tool.startswith("mcp__") and isinstance(tool_input.get("code"), str):  # kernel code
+        return highlight_python(tool_input["code"])
     if tool == "Bash":
         cmd = str(tool_input.get("command", ""))
         return f"<pre>$ {escape(cmd)}</pre>"
