@@ -685,7 +685,7 @@ def fig_fold(b: Bench) -> list[Row]:
 _TOOLS_SETUP = """
 import time as _t, json as _j
 import numpy as _np, pandas as _pd
-from plan_widgets.ipython import kernel_tools as _kt
+from plan_widgets.ipython.kernel import tools as _kt
 _tools = {_s.name: _s.handler for _s in _kt.host_tools('bench').tools}
 async def _timed(_name, _args, _n):
     _out = []

@@ -182,7 +182,8 @@ def test_a_repr_that_raises_and_one_that_hangs(kernel: Kernel, workdir: Path) ->
     assert "bad (Bad)\nrepr:\n(failed: ValueError: no repr)" in got
     assert "Inspecting hang timed out after 2 s" in got
     assert kernel.eval("1 + 1") == "2"  # the kernel answers; the stuck repr was stopped
-    assert kernel.eval("__import__('plan_widgets.ipython.budget').ipython.budget.stuck()") == "0"
+    stuck = "__import__('plan_widgets.ipython.kernel.budget').ipython.kernel.budget.stuck()"
+    assert kernel.eval(stuck) == "0"
 
 
 def test_secrets_are_redacted_in_inspection_and_history(kernel: Kernel, workdir: Path) -> None:

@@ -15,11 +15,16 @@ import pytest
 from plan_widgets.agent.decisions import Decision, DecisionBook, ToolDecision
 from plan_widgets.agent.gate import KERNEL_PLAN_REFUSAL, Gate
 from plan_widgets.agent.seam import Allow, Deny, HostTools, PermissionRequest, ToolSpec
-from plan_widgets.ipython import budget
-from plan_widgets.ipython.describe import DESCRIBE_CELLS, inspect_value
-from plan_widgets.ipython.inspection import MAX_OUTPUT, format_history, list_variables, short_repr
-from plan_widgets.ipython.kernel_tools import combined, notebook_path
-from plan_widgets.ipython.runcode import run_code
+from plan_widgets.ipython.kernel import budget
+from plan_widgets.ipython.kernel.describe import DESCRIBE_CELLS, inspect_value
+from plan_widgets.ipython.kernel.inspection import (
+    MAX_OUTPUT,
+    format_history,
+    list_variables,
+    short_repr,
+)
+from plan_widgets.ipython.kernel.runcode import run_code
+from plan_widgets.ipython.kernel.tools import combined, notebook_path
 from plan_widgets.model.options import SessionOptions
 from plan_widgets.render.code import highlight_python
 

@@ -53,7 +53,7 @@ async def run(args: argparse.Namespace, body: str, config: Any = None, *,
         return
     if background or args.background or (config is not None and not config.wait):
         return
-    from .kernel_tools import cell_waiting
+    from .kernel.tools import cell_waiting
 
     with cell_waiting(session.name):  # code the agent proposes meanwhile goes below this cell
         await _wait(session, turn, view, handle, kernel)

@@ -98,7 +98,7 @@ def _register(opts: SessionOptions, config: set[str] | None = None) -> Session:
 
     tools = None
     if opts.kernel_tools:
-        from .kernel_tools import host_tools
+        from .kernel.tools import host_tools
 
         tools = host_tools(opts.name, interrupt=lambda: _interrupt(opts.name))
     s = Session(opts, tools=tools)

@@ -10,9 +10,9 @@ Two levels of trust:
   shown with their own bounded repr, known data types (DataFrame, Series, ndarray) by their
   shape, anything else by its type alone. They run on the kernel's event loop (1,000 variables
   in a few milliseconds; ``python -m benchmarks``, figure 6).
-- :func:`plan_widgets.ipython.describe.inspect_value` calls the value's own code (``repr``,
+- :func:`plan_widgets.ipython.kernel.describe.inspect_value` calls the value's own code (``repr``,
   pandas' ``head``, ...), so the kernel tools run it in a thread under a time budget
-  (:mod:`plan_widgets.ipython.budget`).
+  (:mod:`plan_widgets.ipython.kernel.budget`).
 
 Every text that leaves here went through the event log's redaction rules
 (:func:`plan_widgets.store.redact.redact_text`), and a variable whose name looks like a secret
@@ -28,7 +28,7 @@ import types
 from collections.abc import Container, Mapping, Sequence
 from typing import Any
 
-from ..store.redact import REDACTED, redact_text, sensitive_key
+from ...store.redact import REDACTED, redact_text, sensitive_key
 
 MAX_OUTPUT = 20_000
 """Characters of one tool result at most (the issue's "about 20 KB")."""

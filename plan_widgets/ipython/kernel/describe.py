@@ -1,9 +1,9 @@
 """One variable in depth, for ``inspect_variable``: a DataFrame's shape, dtypes, head and null
 counts, an array's statistics, any object's bounded repr.
 
-Unlike :mod:`plan_widgets.ipython.inspection` this runs the value's own code (``repr``,
+Unlike :mod:`plan_widgets.ipython.kernel.inspection` this runs the value's own code (``repr``,
 pandas' ``head``), so the kernel tools call it in a thread under a time budget
-(:mod:`plan_widgets.ipython.budget`). Every section that raises is reported as such, every
+(:mod:`plan_widgets.ipython.kernel.budget`). Every section that raises is reported as such, every
 section is bounded, and the result goes through the event log's redaction rules.
 """
 
@@ -14,7 +14,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from ..store.redact import REDACTED
+from ...store.redact import REDACTED
 from .inspection import (
     SIZED,
     clip,

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..agent.seam import HostTools, ToolFailure, ToolSpec
+from ...agent.seam import HostTools, ToolFailure, ToolSpec
 from . import budget
 from .describe import inspect_value
 from .inspection import LIST_LIMIT, MAX_OUTPUT, clip, finish, format_history, list_variables
