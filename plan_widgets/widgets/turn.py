@@ -18,7 +18,7 @@ from IPython.display import display
 
 from ..agent.decisions import Decision
 from ..render.code import highlight_python
-from ..render.markdown import escape, html_block, render_html, summarize
+from ..render.markdown import WRAP_STYLE, escape, html_block, render_html, summarize
 from .cards import Card, card_for
 from .control import ControlBar
 from .markdown import StreamingMarkdown, html_output, set_html
@@ -235,7 +235,7 @@ class WidgetTurnView(w.VBox):
         # Each part is rendered on its own, so streamed text (already rendered block by
         # block while it arrived) is not rendered a second time.
         head = f"**claude** ({self.session.name}): {self.prompt.strip()[:200]}"
-        parts = ['<div class="pw-turn pw-static">', render_html(head)]
+        parts = [f'<div class="pw-turn pw-static" style="{WRAP_STYLE}">', render_html(head)]
         for i, t in enumerate(self._transcript):
             d = self._decisions.get(i)
             parts.append(card_html(d) if d is not None
