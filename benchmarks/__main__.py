@@ -1,7 +1,7 @@
-"""``python -m benchmarks``: run the benchmarks of issue 7 and write the results table.
+"""``python -m benchmarks``: run the benchmarks of issues 7 and 15 and write the results table.
 
 Options: ``--repeat N`` (repetitions per figure, medians reported), ``--quick`` (2 repetitions,
-the cheap figures first), ``--only flow,load,stream,memory,fold``, ``--out FILE`` (Markdown;
+the cheap figures first), ``--only flow,load,stream,memory,fold,soak``, ``--out FILE`` (Markdown;
 the block between the ``<!-- results -->`` markers is replaced, or the file is written),
 ``--json FILE`` (raw samples), ``--setup-anchors`` (make benchmarks/.venv-anchors with the
 anchor packages).
@@ -17,10 +17,13 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from ._figures import ANCHOR_VENV, FIGURES, Bench, Row
+from ._figures import ANCHOR_VENV, Bench, Row
+from ._figures import FIGURES as _ISSUE7
 from ._report import machine, results_markdown
+from ._soak import fig_soak
 
 BEGIN, END = "<!-- results -->", "<!-- /results -->"
+FIGURES = {**_ISSUE7, "soak": fig_soak}
 ANCHOR_PACKAGES = ["ipykernel", "ipywidgets", "jupyter-ai-magics",
                    "claude-code-jupyter-staging"]  # the PyPI name of cc_jupyter
 

@@ -72,6 +72,8 @@ def _fmt(x: float | None, unit: str) -> str:
         return f"{x:.1f} MB"
     if unit == "kB":
         return f"{x:.0f} kB"
+    if unit == "n":
+        return f"{x:g}"
     if unit == "/s":
         return f"{x:.1f}/s"
     return f"{x:.3g} {unit}"
