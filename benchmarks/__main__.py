@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import statistics
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -70,6 +73,14 @@ def main(argv: list[str] | None = None) -> int:
     if bad:
         p.error(f"unknown figure(s) {', '.join(bad)}; choose from {', '.join(FIGURES)}")
     info = machine()
+    loads: list[float] = []  # the 1-minute load average, every 10 s of the run
+    done = threading.Event()
+
+    def sample_load() -> None:
+        while not done.wait(10):
+            loads.append(os.getloadavg()[0])
+
+    threading.Thread(target=sample_load, daemon=True).start()
     b = Bench(repeat, a.quick, lambda s: print(s, flush=True))
     print(f"benchmarks: {', '.join(names)}; {repeat} repetitions; scratch {b.work}", flush=True)
     rows: list[Row] = []
@@ -83,6 +94,11 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(Row(name, f"{name}: the figure could not be measured", "", None,
                             note=f"{type(e).__name__}: {str(e)[:200]}"))
         print(f"  ({time.monotonic() - t:.0f} s)", flush=True)
+    done.set()
+    info["load_end"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    if loads:
+        info["load_during"] = (f"{min(loads):.1f}-{max(loads):.1f}, median "
+                               f"{statistics.median(loads):.1f}")
     cmd = "python -m benchmarks " + " ".join(argv if argv is not None else sys.argv[1:])
     block = results_markdown(rows, info, cmd.strip(), repeat)
     print(block)
