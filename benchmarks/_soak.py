@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import psutil
@@ -152,120 +154,163 @@ def static_notebook(nb: Any, turns_only: bool = True) -> Any:
     return out
 
 
-def fig_soak(b: Bench) -> list[Row]:
-    import nbformat
+@dataclass
+class Soak:
+    """What one soak run collected."""
 
-    n = QUICK_TURNS if b.quick else TURNS
-    k = b.kernel()
-    bare = Bare(b)
+    n: int
+    cells: list[tuple[str, str]] = field(default_factory=list)  # (source, msg_id)
+    wall: list[float] = field(default_factory=list)  # seconds per kernel turn
+    cpu: list[float] = field(default_factory=list)  # kernel CPU seconds per turn
+    bare_wall: list[float] = field(default_factory=list)
+    bare_cpu: list[float] = field(default_factory=list)
+    samples: list[tuple[int, int, int, int]] = field(default_factory=list)
+    """(after turn, models in the registry, models live on iopub, kernel RSS)."""
+    bare_rss: list[int] = field(default_factory=list)  # before the first turn, after the last
+    status: str = ""
+    names: dict[str, int] = field(default_factory=dict)  # live models by name, at the end
+    state_bytes: int = 0  # the live models' widget state as JSON
+
+
+def _bare_turn(bare: Bare, s: Soak, cwd: Path, p: str) -> None:
+    out = bare.call(cmd="stream", script=SOAK, cwd=str(cwd), prompt=p, mode="acceptEdits",
+                    timeout=180)
+    if ("milk" if p.startswith("read") else "**ok**") not in out["text"]:
+        raise RuntimeError(f"the bare SDK answered {p!r} with {out['text']!r}")
+    s.bare_wall.append(out["wall"])
+    s.bare_cpu.append(out["cpu"])
+
+
+def _kernel_turn(k: BenchKernel, s: Soak, src: str) -> None:
+    c0 = k.cpu_seconds()
+    msg_id, dt = run_cell(k, src, timeout=180)
+    s.cpu.append(k.cpu_seconds() - c0)
+    s.wall.append(dt)
+    s.cells.append((src, msg_id))
+
+
+def _sample(k: BenchKernel, s: Soak, turn: int) -> None:
+    reg, rss = _kernel_sample(k)
+    s.samples.append((turn, reg, iopub_live(k), rss))
+
+
+def run_soak(b: Bench, k: BenchKernel, bare: Bare, n: int) -> Soak:
+    """``n`` turns in the kernel, each beside the same prompt on the bare SDK."""
+    s = Soak(n)
     cwd, bare_cwd = b.fresh_dir("soak"), b.fresh_dir("soakb")
     for d in (cwd, bare_cwd):
         (d / "notes.txt").write_text(NOTES, encoding="utf-8")
-    cells: list[tuple[str, str]] = []
-    wall: list[float] = []
-    cpu: list[float] = []
-    bare_wall: list[float] = []
-    bare_cpu: list[float] = []
-    samples: list[tuple[int, int, int, int]] = []  # (turn, registry, iopub live, rss)
     bare_proc = psutil.Process(bare.pid())
+    kernel_setup(k)
+    # imports paid before the first turn (the memory figure reports them): what grows from
+    # here on is the session's and its turns'
+    k.execute("import claude_agent_sdk, ipywidgets, plan_widgets.widgets, "
+              "plan_widgets.agent.sdk", timeout=120)
+    _sample(k, s, 0)
+    s.bare_rss.append(bare_proc.memory_info().rss)
+    head = f"%%claude --session soak --cwd {cwd} --scripted {SOAK} --mode acceptEdits\n"
+    for i in range(1, n + 1):
+        p = prompt(i)
+        src = (head if i == 1 else "%%claude --session soak\n") + p
+        if i % 2:
+            _kernel_turn(k, s, src)
+            _bare_turn(bare, s, bare_cwd, p)
+        else:
+            _bare_turn(bare, s, bare_cwd, p)
+            _kernel_turn(k, s, src)
+        if i == 1 or i % SAMPLE_EVERY == 0 or i == n:
+            _sample(k, s, i)
+        if i % 25 == 0:
+            _t, reg, live, rss = s.samples[-1]
+            b.log(f"  turn {i}: {s.wall[-1] * 1000:.0f} ms (bare {s.bare_wall[-1] * 1000:.0f} "
+                  f"ms); live models {reg} (iopub {live}); kernel RSS "
+                  f"{(rss - s.samples[0][3]) / 2**20:+.1f} MB")
+    s.status = k.execute("print(await plan_widgets.get('soak').wait(30))",
+                         timeout=60)["text"].strip()
+    s.bare_rss.append(bare_proc.memory_info().rss)
+    _sample(k, s, n)  # once the session is idle
+    s.names = json.loads(k.execute(
+        "import collections as _c, json as _j\nprint(_j.dumps(_c.Counter("
+        "x._model_name for x in _w.widgets.widget._instances.values())))")["text"])
+    s.state_bytes = len(k.execute(
+        "print(_j.dumps(_w.Widget.get_manager_state(drop_defaults=True)))", timeout=60)["text"])
+    return s
+
+
+def fig_soak(b: Bench) -> list[Row]:
+    k = b.kernel()
+    bare = Bare(b)
     try:
-        kernel_setup(k)
-        # imports paid before the first turn (the memory figure reports them): what grows
-        # from here on is the session's and its turns'
-        k.execute("import claude_agent_sdk, ipywidgets, plan_widgets.widgets, "
-                  "plan_widgets.agent.sdk", timeout=120)
-        reg0, rss0 = _kernel_sample(k)
-        samples.append((0, reg0, iopub_live(k), rss0))
-        bare_rss0 = bare_proc.memory_info().rss
-        head = f"%%claude --session soak --cwd {cwd} --scripted {SOAK} --mode acceptEdits\n"
-        for i in range(1, n + 1):
-            p = prompt(i)
-            src = (head if i == 1 else "%%claude --session soak\n") + p
-            for who in (("k", "b") if i % 2 else ("b", "k")):
-                if who == "k":
-                    c0 = k.cpu_seconds()
-                    msg_id, dt = run_cell(k, src, timeout=180)
-                    cpu.append(k.cpu_seconds() - c0)
-                    wall.append(dt)
-                    cells.append((src, msg_id))
-                else:
-                    out = bare.call(cmd="stream", script=SOAK, cwd=str(bare_cwd), prompt=p,
-                                    mode="acceptEdits", timeout=180)
-                    if ("milk" if p.startswith("read") else "**ok**") not in out["text"]:
-                        raise RuntimeError(f"bare turn {i} answered {out['text']!r}")
-                    bare_wall.append(out["wall"])
-                    bare_cpu.append(out["cpu"])
-            if i == 1 or i % SAMPLE_EVERY == 0 or i == n:
-                reg, rss = _kernel_sample(k)
-                samples.append((i, reg, iopub_live(k), rss))
-            if i % 25 == 0:
-                b.log(f"  turn {i}: {wall[-1] * 1000:.0f} ms (bare {bare_wall[-1] * 1000:.0f} "
-                      f"ms); live models {samples[-1][1]} (iopub {samples[-1][2]}); kernel RSS "
-                      f"{(samples[-1][3] - rss0) / 2**20:+.1f} MB")
-        status = k.execute("print(await plan_widgets.get('soak').wait(30))",
-                           timeout=60)["text"].strip()
-        bare_rss1 = bare_proc.memory_info().rss
-        reg, rss1 = _kernel_sample(k)
-        live = iopub_live(k)
-        names = json.loads(k.execute(
-            "import collections as _c, json as _j\nprint(_j.dumps(_c.Counter("
-            "x._model_name for x in _w.widgets.widget._instances.values())))")["text"])
-        state_bytes = len(k.execute(
-            "print(_j.dumps(_w.Widget.get_manager_state(drop_defaults=True)))",
-            timeout=60)["text"])
+        s = run_soak(b, k, bare, QUICK_TURNS if b.quick else TURNS)
     finally:
         bare.close()
         k.shutdown()
+    return [*_model_rows(s), _time_row(s), _notebook_row(k, s)]
 
-    nb = frontend_notebook(k, cells)
+
+def _ms(xs: list[float]) -> float:
+    return median(xs) * 1000
+
+
+def _model_rows(s: Soak) -> list[Row]:
+    mb = 2**20
+    _t, reg, live, rss1 = s.samples[-1]
+    rss0 = s.samples[0][3]
+    rss_at = {t: rss for t, _r, _lv, rss in s.samples}
+    by_turn = "; ".join(f"{t}: {r} ({lv})" for t, r, lv, _rss in s.samples[:-1])
+    names = ", ".join(f"{v} {k_}" for k_, v in sorted(s.names.items(), key=lambda x: -x[1]))
+    growth = (rss1 - rss0) / mb
+    return [
+        Row("6", f"soak, {s.n} `%%claude` turns in one kernel: live widget models after the "
+            "last turn (the kernel's ipywidgets registry)", "n", float(reg),
+            goal="<= 30", met=reg <= 30,
+            note=f"on iopub, `comm_open` minus `comm_close`: {live}; registry (iopub) after "
+                 f"turn {by_turn}; now: {names}; session {s.status}"),
+        Row("6", f"soak: kernel RSS growth over the {s.n} turns", "MB", growth,
+            goal="<= 5 MB", met=growth <= 5,
+            note=f"from {rss0 / mb:.0f} MB before turn 1 (SDK, ipywidgets imported) to "
+                 f"{rss1 / mb:.0f} MB; after turn 1 {(rss_at[1] - rss0) / mb:+.1f} MB, turn "
+                 f"{SAMPLE_EVERY} -> {s.n}: {(rss1 - rss_at[SAMPLE_EVERY]) / mb:+.1f} MB; "
+                 f"RSS after `gc.collect()`; the bare SDK process over the same turns: "
+                 f"{(s.bare_rss[1] - s.bare_rss[0]) / mb:+.1f} MB"),
+    ]
+
+
+def _time_row(s: Soak) -> Row:
+    early, late = slice(1, 1 + WINDOW), slice(s.n - WINDOW, s.n)
+    lo, hi = f"2-{1 + WINDOW}", f"{s.n - WINDOW + 1}-{s.n}"
+    bare_e, bare_l = _ms(s.bare_wall[early]), _ms(s.bare_wall[late])
+    r = Row("6", f"soak: time of a turn, turns {hi} (cell sent -> `idle` on iopub)", "ms",
+            _ms(s.wall[late]), _ms(s.wall[early]), f"turns {lo} of the same session",
+            "ratio <= 1.1", samples=[x * 1000 for x in s.wall[late]],
+            anchor_samples=[x * 1000 for x in s.wall[early]],
+            note=f"kernel CPU per turn {_ms(s.cpu[early]):.0f} ms (turns {lo}) vs "
+                 f"{_ms(s.cpu[late]):.0f} ms ({hi}); the bare SDK, same prompts on one client: "
+                 f"{bare_e:.0f} vs {bare_l:.0f} ms ({bare_l / bare_e:.2f}x), its CPU "
+                 f"{_ms(s.bare_cpu[early]):.0f} vs {_ms(s.bare_cpu[late]):.0f} ms; turn 1 "
+                 f"(session start) {s.wall[0]:.2f} s; every fifth turn reads a file (a tool "
+                 "call)")
+    r.met = r.ratio is not None and r.ratio <= 1.1
+    return r
+
+
+def _notebook_row(k: BenchKernel, s: Soak) -> Row:
+    import nbformat
+
+    nb = frontend_notebook(k, s.cells)
     saved = nbformat.writes(nb).encode()
     anchor = nbformat.writes(static_notebook(nb)).encode()
     all_static = nbformat.writes(static_notebook(nb, turns_only=False)).encode()
-    bar_lines = [json.dumps(o.data) for c in nb.cells for o in c.outputs
+    outs = [o for c in nb.cells for o in c.outputs]
+    bar_lines = [json.dumps(o.data) for o in outs
                  if "pw-control-line" in (o.get("data") or {}).get("text/markdown", "")]
-    turn_outs = [o for c in nb.cells for o in c.outputs
+    turn_outs = [o for o in outs
                  if 'class="pw-turn' in (o.get("data") or {}).get("text/markdown", "")]
     static = sum(WIDGET_VIEW not in o.data and "pw-static" in o.data["text/markdown"]
                  and "✓" in o.data["text/markdown"] for o in turn_outs)
-    views = sum(WIDGET_VIEW in (o.get("data") or {}) for c in nb.cells for o in c.outputs)
-
-    def ms(xs: list[float]) -> float:
-        return float(median(xs) or 0.0) * 1000
-
-    early, late = slice(1, 1 + WINDOW), slice(n - WINDOW, n)
-    lo, hi = f"2-{1 + WINDOW}", f"{n - WINDOW + 1}-{n}"
-    by_turn = "; ".join(f"{t}: {r} ({lv})" for t, r, lv, _rss in samples)
-    rss_at = {t: rss for t, _r, _lv, rss in samples}
-    mb = 2**20
-    names_s = ", ".join(f"{v} {k_}" for k_, v in sorted(names.items(), key=lambda x: -x[1]))
-    rows = [
-        Row("6", f"soak, {n} `%%claude` turns in one kernel: live widget models after the last "
-            "turn (the kernel's ipywidgets registry)", "n", float(reg),
-            goal="<= 30", met=reg <= 30,
-            note=f"on iopub, `comm_open` minus `comm_close`: {live}; registry (iopub) after "
-                 f"turn {by_turn}; now: {names_s}; session {status}"),
-        Row("6", f"soak: kernel RSS growth over the {n} turns", "MB", (rss1 - rss0) / mb,
-            goal="<= 5 MB", met=(rss1 - rss0) / mb <= 5,
-            note=f"from {rss0 / mb:.0f} MB before turn 1 (SDK, ipywidgets imported) to "
-                 f"{rss1 / mb:.0f} MB; after turn 1 {(rss_at[1] - rss0) / mb:+.1f} MB, turn "
-                 f"{SAMPLE_EVERY} -> {n}: {(rss1 - rss_at[SAMPLE_EVERY]) / mb:+.1f} MB; "
-                 f"RSS after `gc.collect()`; the bare SDK process over the same turns: "
-                 f"{(bare_rss1 - bare_rss0) / mb:+.1f} MB"),
-    ]
-    r = Row("6", f"soak: time of a turn, turns {hi} (cell sent -> `idle` on iopub)", "ms",
-            ms(wall[late]), ms(wall[early]), f"turns {lo} of the same session",
-            "ratio <= 1.1", samples=[x * 1000 for x in wall[late]],
-            anchor_samples=[x * 1000 for x in wall[early]],
-            note=f"kernel CPU per turn {ms(cpu[early]):.0f} ms (turns {lo}) vs "
-                 f"{ms(cpu[late]):.0f} ms ({hi}); the bare SDK, same prompts on one client: "
-                 f"{ms(bare_wall[early]):.0f} vs {ms(bare_wall[late]):.0f} ms "
-                 f"({ms(bare_wall[late]) / max(ms(bare_wall[early]), 1e-9):.2f}x), its CPU "
-                 f"{ms(bare_cpu[early]):.0f} vs {ms(bare_cpu[late]):.0f} ms; turn 1 (session "
-                 f"start) {wall[0]:.2f} s; every fifth turn reads a file (a tool call)")
-    r.met = r.ratio is not None and r.ratio <= 1.1
-    rows.append(r)
-    r = Row("6", f"soak: saved `.ipynb` after the {n} turns (as a frontend saves it, no widget "
-            "state)", "kB", len(saved) / 1e3, len(anchor) / 1e3,
+    views = sum(WIDGET_VIEW in (o.get("data") or {}) for o in outs)
+    r = Row("6", f"soak: saved `.ipynb` after the {s.n} turns (as a frontend saves it, no "
+            "widget state)", "kB", len(saved) / 1e3, len(anchor) / 1e3,
             "the same cells holding only each turn's static output (`text/markdown` + "
             "`text/plain`)", "ratio <= 1.5",
             note=f"{static} of {len(turn_outs)} turns static and complete (footer ✓); "
@@ -276,7 +321,6 @@ def fig_soak(b: Bench) -> list[Row]:
                  f"static output (bar lines too, no widget view, {len(all_static) / 1e3:.0f} "
                  f"kB): {len(saved) / len(all_static):.2f}x; with widget state saved too "
                  f"(JupyterLab's *Save Widget State Automatically*): "
-                 f"+{state_bytes / 1e3:.0f} kB")
-    r.met = r.ratio is not None and r.ratio <= 1.5 and static == n
-    rows.append(r)
-    return rows
+                 f"+{s.state_bytes / 1e3:.0f} kB")
+    r.met = r.ratio is not None and r.ratio <= 1.5 and static == s.n
+    return r
