@@ -19,8 +19,6 @@ from traitlets import Bool, CFloat, Enum, TraitError, Unicode, validate
 
 from ..model.errors import OptionError
 from ..model.options import DEFAULT_APPROVAL_TIMEOUT, RESTING_MODES, check_timeout
-from . import cell as _cell
-from . import commands
 from .usage import Usage, parse_cell_line
 
 _TRANSFORM_PREFIX = "%%claude"
@@ -114,6 +112,8 @@ class ClaudeMagics(Magics):
     def claude_line(self, line: str) -> Any:
         """%claude status | interrupt | stop | sessions | plan on|off | resume [ID] | log |
         cost [--session NAME]"""
+        from . import commands  # on first use: %load_ext stays cheap
+
         try:
             commands.run(self, line)
         except (Usage, OptionError) as e:
@@ -140,7 +140,9 @@ async def run_cell(line: str, body: str, background: bool = False) -> None:
     except Usage as e:
         print(str(e).rstrip())
         return
-    await _cell.run(args, body, _magics(), background=background)
+    from . import cell  # on first use: %load_ext stays cheap (the store, pydantic)
+
+    await cell.run(args, body, _magics(), background=background)
 
 
 def transform_cell(lines: list[str]) -> list[str]:
