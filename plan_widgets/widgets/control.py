@@ -115,7 +115,7 @@ class ControlBar(w.HBox):
         mode, model = ran_under or (st.mode, st.model)
         return html_block(
             f'<small class="pw-control-line">{escape(self.session.name)}: mode '
-            f"<b>{escape(mode or '?')}</b> · model <b>{escape(model or '?')}</b></small>",
+            f"<b>{escape(mode or '?')}</b> model <b>{escape(model or '?')}</b></small>",
             "pw-html")
 
     def _static(self, handle: Any, ran_under: tuple[str | None, str | None] | None) -> None:
