@@ -1,7 +1,8 @@
-"""``python -m benchmarks``: run the benchmarks of issue 7 and write the results table.
+"""``python -m benchmarks``: run the benchmarks of issues 7 and 15 and write the results table.
 
 Options: ``--repeat N`` (repetitions per figure, medians reported), ``--quick`` (2 repetitions,
-the cheap figures first), ``--only flow,load,stream,memory,fold,checkpoint``, ``--out FILE``
+the cheap figures first), ``--only flow,load,stream,memory,fold,tools,soak,checkpoint``,
+``--out FILE``
 (Markdown; the block between the ``<!-- results -->`` markers is replaced, or the file is written),
 ``--json FILE`` (raw samples), ``--setup-anchors`` (make benchmarks/.venv-anchors with the
 anchor packages).
@@ -11,16 +12,23 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import statistics
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import asdict
 from pathlib import Path
 
-from ._figures import ANCHOR_VENV, FIGURES, Bench, Row
+from ._checkpoint import fig_checkpoint
+from ._figures import ANCHOR_VENV, Bench, Row
+from ._figures import FIGURES as _ISSUE7
 from ._report import machine, results_markdown
+from ._soak import fig_soak
 
 BEGIN, END = "<!-- results -->", "<!-- /results -->"
+FIGURES = {**_ISSUE7, "soak": fig_soak, "checkpoint": fig_checkpoint}
 ANCHOR_PACKAGES = ["ipykernel", "ipywidgets", "jupyter-ai-magics",
                    "claude-code-jupyter-staging"]  # the PyPI name of cc_jupyter
 
@@ -67,6 +75,14 @@ def main(argv: list[str] | None = None) -> int:
     if bad:
         p.error(f"unknown figure(s) {', '.join(bad)}; choose from {', '.join(FIGURES)}")
     info = machine()
+    loads: list[float] = []  # the 1-minute load average, every 10 s of the run
+    done = threading.Event()
+
+    def sample_load() -> None:
+        while not done.wait(10):
+            loads.append(os.getloadavg()[0])
+
+    threading.Thread(target=sample_load, daemon=True).start()
     b = Bench(repeat, a.quick, lambda s: print(s, flush=True))
     print(f"benchmarks: {', '.join(names)}; {repeat} repetitions; scratch {b.work}", flush=True)
     rows: list[Row] = []
@@ -80,6 +96,11 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(Row(name, f"{name}: the figure could not be measured", "", None,
                             note=f"{type(e).__name__}: {str(e)[:200]}"))
         print(f"  ({time.monotonic() - t:.0f} s)", flush=True)
+    done.set()
+    info["load_end"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    if loads:
+        info["load_during"] = (f"{min(loads):.1f}-{max(loads):.1f}, median "
+                               f"{statistics.median(loads):.1f}")
     cmd = "python -m benchmarks " + " ".join(argv if argv is not None else sys.argv[1:])
     block = results_markdown(rows, info, cmd.strip(), repeat)
     print(block)

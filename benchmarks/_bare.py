@@ -102,7 +102,8 @@ class Streamer:
         self.client: Any = None
         self.model: Any = None
 
-    async def turn(self, script: str, cwd: str, prompt: str) -> dict[str, Any]:
+    async def turn(self, script: str, cwd: str, prompt: str,
+                   mode: Any = None) -> dict[str, Any]:
         from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, ResultMessage, StreamEvent
 
         from plan_widgets.scripted import ScriptedModel
@@ -110,7 +111,8 @@ class Streamer:
         if self.client is None:
             self.model = await ScriptedModel.astart(script, cwd=cwd)
             self.client = ClaudeSDKClient(ClaudeAgentOptions(
-                cwd=cwd, include_partial_messages=True, env=_env(self.model)))
+                cwd=cwd, include_partial_messages=True, env=_env(self.model),
+                permission_mode=mode))
             await self.client.connect()
         text: list[str] = []
         deltas = 0
@@ -126,7 +128,7 @@ class Streamer:
             elif isinstance(msg, ResultMessage):
                 pass
         return {"cpu": time.process_time() - c0, "wall": time.monotonic() - t0,
-                "deltas": deltas, "chars": len("".join(text))}
+                "deltas": deltas, "chars": len("".join(text)), "text": "".join(text)[-200:]}
 
     async def close(self) -> None:
         if self.client is not None:
@@ -150,7 +152,8 @@ async def serve() -> None:
             if cmd["cmd"] == "flow":
                 out: Any = await plan_flow(cmd["script"], cmd["cwd"])
             elif cmd["cmd"] == "stream":
-                out = await streamer.turn(cmd["script"], cmd["cwd"], cmd["prompt"])
+                out = await streamer.turn(cmd["script"], cmd["cwd"], cmd["prompt"],
+                                          cmd.get("mode"))
             elif cmd["cmd"] == "close":
                 await streamer.close()
                 out = {}

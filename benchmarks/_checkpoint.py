@@ -1,4 +1,4 @@
-"""Figure 6 (issue 13): what file checkpointing costs a turn, beside the same turn without it.
+"""Figure 7 (issue 13): what file checkpointing costs a turn, beside the same turn without it.
 
 Two sessions run side by side in one process, through the product's own path
 (``plan_widgets`` sessions with the real CLI and the scripted model), identical but for
@@ -119,7 +119,7 @@ def fig_checkpoint(b: Bench) -> list[Row]:
         assert mon is not None and moff is not None
         n = len(on)
         rows.append(Row(
-            "6", f"a turn writing {FILES} files of {size // 1024} KB, with file checkpointing "
+            "7", f"a turn writing {FILES} files of {size // 1024} KB, with file checkpointing "
             f"({n} turns each: {batches} pairs of sessions, turns interleaved)", "ms", mon, moff,
             "the same turn without checkpointing",
             "paired difference <= 5% of the turn without (else: off by default)",

@@ -90,7 +90,7 @@ class BenchKernel(_TestKernel):
         """Count every byte published on iopub (all frames) from a second SUB socket, and
         note when each message arrived there."""
         info = self.km.get_connection_info()
-        ctx = zmq.Context.instance()
+        ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
         sock = ctx.socket(zmq.SUB)
         sock.setsockopt(zmq.SUBSCRIBE, b"")
         sock.connect(f"{info['transport']}://{info['ip']}:{info['iopub_port']}")

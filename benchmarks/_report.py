@@ -72,6 +72,8 @@ def _fmt(x: float | None, unit: str) -> str:
         return f"{x:.1f} MB"
     if unit == "kB":
         return f"{x:.0f} kB"
+    if unit == "n":
+        return f"{x:g}"
     if unit == "/s":
         return f"{x:.1f}/s"
     return f"{x:.3g} {unit}"
@@ -106,7 +108,11 @@ def results_markdown(rows: list[Row], info: dict[str, Any], command: str, repeat
         f"Run: {info['date']}, `{command}` ({repeat} repetitions, medians).",
         "",
         f"Machine: {info['nproc']} CPUs ({info['cpu']}), {info['memory']} memory, {info['os']}; "
-        f"load average at the start {info['load']}; Python {info['python']}; {info['versions']}.",
+        f"load average (1, 5, 15 min) at the start {info['load']}"
+        + (f", at the end {info['load_end']}" if info.get("load_end") else "")
+        + (f"; 1-minute load sampled every 10 s during the run: {info['load_during']}"
+           if info.get("load_during") else "")
+        + f"; Python {info['python']}; {info['versions']}.",
         "",
         table(rows),
         "",

@@ -19,13 +19,14 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from .ipython.registry import get, session, sessions
-from .model.options import SessionOptions
-
 if TYPE_CHECKING:
     from .agent.decisions import Decision, PlanDecision, QuestionDecision, ToolDecision
     from .agent.session import Session
     from .agent.turn import Turn
+    from .ipython.registry import get, session, sessions
+    from .model.options import SessionOptions
+    from .model.state import fold
+    from .store import list_sessions, read_events
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())  # the app decides where logs go
 
@@ -48,14 +49,20 @@ __all__ = [
     "unload_ipython_extension",
 ]
 
+# Each name is imported on first use, so `%load_ext plan_widgets` stays cheap (pydantic, the
+# store and the SDK load with the first session; docs/benchmarks.md, figure 3).
 _LAZY = {
+    "get": ".ipython.registry",
+    "session": ".ipython.registry",
+    "sessions": ".ipython.registry",
+    "SessionOptions": ".model.options",
     "Session": ".agent.session",
     "Turn": ".agent.turn",
     "Decision": ".agent.decisions",
     "PlanDecision": ".agent.decisions",
     "QuestionDecision": ".agent.decisions",
     "ToolDecision": ".agent.decisions",
-    "fold": ".model.fold",
+    "fold": ".model.state",
     "list_sessions": ".store",
     "read_events": ".store",
 }

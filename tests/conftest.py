@@ -25,7 +25,7 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "plan_widgets" / "scripted" / "
 def pytest_configure(config: pytest.Config) -> None:
     for name, what in (
         ("e2e", "end to end: a real kernel and the real CLI against the scripted model"),
-        ("browser", "a real JupyterLab in headless Chromium"),
+        ("browser", "a real JupyterLab 4 or Notebook 7 in headless Chromium"),
         ("binder", "installs the Binder environment into a fresh venv (slow)"),
     ):
         config.addinivalue_line("markers", f"{name}: {what}")

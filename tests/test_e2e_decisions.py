@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -84,18 +85,30 @@ def assert_usable_after(k: Kernel, workdir: Path) -> None:
 
 
 # -- questions -------------------------------------------------------------------------------
+def option_boxes(kernel: Kernel) -> tuple[list[str], list[str]]:
+    """dec_question.yaml's option checkboxes: the single choice's two, the multi-select's
+    three."""
+    boxes = kernel.find_widgets("CheckboxModel")
+    assert len(boxes) == 5, boxes
+    return boxes[:2], boxes[2:]
+
+
+def option_texts(kernel: Kernel, boxes: list[str]) -> list[str]:
+    """The options' texts as the page shows them (their descriptions are HTML)."""
+    return [html.unescape(re.sub(r"<[^>]+>", "", kernel.widgets[c]["description"]))
+            for c in boxes]
+
+
 def test_question_answered_by_clicks(kernel: Kernel, workdir: Path) -> None:
     out = kernel.execute("%%claude --scripted dec_question.yaml\nPlease ask me about the banner")
     assert "Waiting for your decision (question)" in out["text"]
-    radio = kernel.wait_widget("RadioButtonsModel")
-    multi = kernel.find_widgets("CheckboxModel")  # a multi-select question: one per option
+    kernel.wait_widget("CheckboxModel", count=5)  # one per option of both questions
+    one, multi = option_boxes(kernel)
     wait_status(kernel, "question", "Waiting for you", "expires at")
-    # each option once, its description beside it: radio buttons for one choice ...
-    assert kernel.widgets[radio]["_options_labels"] == ["Red — warm and loud",
-                                                        "Blue — calm and cool"]
-    # ... and checkboxes for several
-    assert [kernel.widgets[c]["description"] for c in multi] == [
-        "Small — 320 px", "Medium — 768 px", "Large — 1440 px"]
+    # each option once, its description beside it: one at a time for one choice ...
+    assert option_texts(kernel, one) == ["Red — warm and loud", "Blue — calm and cool"]
+    # ... and any number for several
+    assert option_texts(kernel, multi) == ["Small — 320 px", "Medium — 768 px", "Large — 1440 px"]
     # headers and questions are on the card; no option is listed a second time
     text = kernel.html_text() + "\n".join(kernel.markdown_outputs())
     for part in ("Color", COLOR_Q, "Sizes", SIZES_Q):
@@ -106,8 +119,10 @@ def test_question_answered_by_clicks(kernel: Kernel, workdir: Path) -> None:
     assert len(others) == 2
     notes = kernel.find_widgets("TextModel", placeholder="Notes for the agent (optional)")
     assert len(notes) == 2
-    # pick as the browser does: selection widgets sync their index
-    kernel.send_comm(radio, {"method": "update", "state": {"index": 1}, "buffer_paths": []})
+    # pick as the browser does; checking Blue unchecks Red (one choice)
+    kernel.set_value(one[0], True)
+    kernel.set_value(one[1], True)
+    kernel.wait_until(lambda: kernel.widgets[one[0]].get("value") is False, 10, "Red unchecked")
     kernel.set_value(multi[0], True)
     kernel.set_value(multi[2], True)
     kernel.set_value(others[1], "Huge")
@@ -121,7 +136,7 @@ def test_question_answered_by_clicks(kernel: Kernel, workdir: Path) -> None:
     assert f'"{SIZES_Q}"="Small, Large, Huge"' in got, got
     md = "\n".join(kernel.markdown_outputs())
     assert "ANSWERS:" in md and "Blue" in md
-    all_disabled(kernel, [radio, *multi, *others, *buttons(kernel, "Submit")])
+    all_disabled(kernel, [*one, *multi, *others, *buttons(kernel, "Submit")])
     events = kernel.eval(
         "[(e.outcome, e.by, e.answers, e.notes) for e in plan_widgets.get().events "
         "if e.type == 'question:answered']")
@@ -137,8 +152,8 @@ def test_question_submit_without_choice_asks_again(kernel: Kernel, workdir: Path
     wait_status(kernel, "question", "Pick an option")
     assert kernel.eval("plan_widgets.get().pending.kind") == "'question'"
     # one of two answered: the card names the other and sends only on a second Submit
-    radio = kernel.wait_widget("RadioButtonsModel")
-    kernel.send_comm(radio, {"method": "update", "state": {"index": 0}, "buffer_paths": []})
+    one, _multi = option_boxes(kernel)
+    kernel.set_value(one[0], True)
     kernel.click(submit)
     wait_status(kernel, "question", "Not answered yet: Sizes", "Submit again")
     assert kernel.eval("plan_widgets.get().pending.kind") == "'question'"

@@ -209,10 +209,10 @@ def test_thirty_turns_static_closed_and_a_pending_card_still_works(
 def test_a_question_card_becomes_static_with_its_answers(kernel: Kernel, workdir: Path) -> None:
     cells: list[Cell] = []
     cell = run(kernel, cells, "%%claude --scripted dec_question.yaml\nPlease ask me about it")
-    radio = kernel.wait_widget("RadioButtonsModel")
+    kernel.wait_widget("CheckboxModel", count=5)  # one per option: Red, Blue; Small, Medium,..
     boxes = kernel.find_widgets("CheckboxModel")
-    kernel.send_comm(radio, {"method": "update", "state": {"index": 1}, "buffer_paths": []})
-    kernel.set_value(boxes[1], True)
+    kernel.set_value(boxes[1], True)  # Blue
+    kernel.set_value(boxes[3], True)  # Medium
     kernel.click(kernel.wait_widget("ButtonModel", description="Submit"))
     assert settle(kernel) == "idle"
     frontend_outputs(kernel, cells)

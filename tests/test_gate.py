@@ -23,6 +23,7 @@ class _Host:
         self.options = SessionOptions(approval_timeout=timeout)
         self.plan_in_force = False
         self.cli_env: dict[str, str] = {}
+        self.host_tools = None  # no kernel tools (tests/test_inspection.py has them)
         self.book = DecisionBook()
         self.decisions = self.book.all
         self.refused: list[str] = []

@@ -275,7 +275,7 @@ class Started:
     """What the registry starts in place of a real session: it records its options and reads
     no log (the real session reads the log once more, to fold it back into its state)."""
 
-    def __init__(self, options: Any) -> None:
+    def __init__(self, options: Any, **_kw: Any) -> None:  # kw: tools=, as Session takes
         self.options = options
         self.name = options.name
         self.session_id = options.resume

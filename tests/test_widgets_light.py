@@ -161,11 +161,12 @@ def test_the_widgets_are_what_a_user_acts_on(comms: Comms) -> None:
     # the plan shown once, Edit, feedback, three buttons, the status line
     assert kids["plan"] == ["Button", "Button", "Button", "Button", "HTML", "Output",
                             "Textarea"]
-    # per question: its text, its choices (radio buttons, or one checkbox per option), Other,
-    # Notes; then Submit and the status line
+    # per question: its text, one checkbox per option, Other, Notes; then Submit and the
+    # status line
     assert kids["question"] == sorted(
-        ["HTML", "RadioButtons", "Text", "Text"] + ["HTML", "Checkbox", "Checkbox", "Checkbox",
-                                                    "Text", "Text"] + ["Button", "HTML"])
+        ["HTML", "Checkbox", "Checkbox", "Text", "Text"] + ["HTML", "Checkbox", "Checkbox",
+                                                            "Checkbox", "Text", "Text"]
+        + ["Button", "HTML"])
     assert kids["tool"] == ["Button", "Button", "Button", "HTML", "Output", "Text"]
 
 
@@ -176,16 +177,23 @@ def test_question_options_once_with_descriptions(comms: Comms) -> None:
         return _card("question")
 
     card = run(main())
-    radio = next(c for c in card.children if isinstance(c, w.RadioButtons))
-    assert radio.options == (("Red — warm and loud", "Red"), ("Blue — calm and cool", "Blue"))
     boxes = [c for c in card.children if isinstance(c, w.Checkbox)]
-    assert [b.description for b in boxes] == ["Small — 320 px", "Medium — 768 px",
-                                              "Large — 1440 px"]
+    # the description is HTML that wraps (a plain one is cut off with an ellipsis)
+    assert all(b.description_allow_html and "white-space:normal" in b.description
+               for b in boxes)
+    assert [html.unescape(re.sub(r"<[^>]+>", "", b.description)) for b in boxes] == [
+        "Red — warm and loud", "Blue — calm and cool",
+        "Small — 320 px", "Medium — 768 px", "Large — 1440 px"]
     shown = " ".join(c.value for c in card.children if isinstance(c, w.HTML))
     assert "calm and cool" not in shown and "320 px" not in shown  # not a second list
-    # a choice and two checkboxes, sent as the CLI expects
-    radio.value = "Blue"
-    boxes[0].value = boxes[2].value = True
+    assert "(pick one)" in shown and "(pick any)" in shown
+    # a single choice keeps one checked; several stay checked
+    boxes[0].value = True
+    boxes[1].value = True
+    assert not boxes[0].value and boxes[1].value
+    boxes[2].value = boxes[4].value = True
+    assert boxes[2].value and boxes[4].value and boxes[1].value
+    # sent as the CLI expects
     card._submit()
     assert card.decision.outcome.answers == {
         QUESTIONS[0]["question"]: "Blue", QUESTIONS[1]["question"]: "Small, Large"}

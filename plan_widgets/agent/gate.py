@@ -4,6 +4,11 @@ Rules (see FIELD-NOTES): a plan is never auto-approved; approval names the next 
 (``setMode``); while plan mode is in force, any other tool the CLI asks about is refused, except
 AskUserQuestion and writes to the CLI's own plan files; everything else becomes a decision the
 user makes. Nothing is ever allowed without an explicit user action.
+
+The kernel's own tools (:class:`~plan_widgets.agent.seam.HostTools`): those that only read
+(or propose a cell) are allowed in every mode; one that changes the kernel (running code) is a
+card like Bash, and refused in plan mode. An edit of the open notebook's own file is refused in
+every mode (also by :meth:`Gate.screen`, a hook, where acceptEdits never asks).
 """
 
 from __future__ import annotations
@@ -15,8 +20,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..model.options import SessionOptions
+from . import wording
 from .decisions import Decision, PlanDecision, QuestionDecision, ToolDecision
-from .seam import Allow, Answer, Deny, PermissionRequest
+from .seam import Allow, Answer, Deny, HostTools, PermissionRequest
 
 PLAN_MODE_REFUSAL = (
     "Plan mode is on: nothing may change before the user approves a plan. Do not write, edit "
@@ -29,6 +35,41 @@ EMPTY_PLAN_REFUSAL = (
 )
 EDIT_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 """The tools that edit files (what acceptEdits allows, and what may write a plan file)."""
+KERNEL_PLAN_REFUSAL = (
+    "Plan mode is on: {tool} would change the kernel's state, and nothing may change before "
+    "the user approves a plan. Read the kernel with the read-only kernel tools, and put the "
+    "code you want to run in the plan: it runs after the user approves."
+)
+NOTEBOOK_WRITE_REFUSAL = (
+    "{path} is the notebook open in Jupyter right now. Do not write its file: the frontend "
+    "holds it open and saves over it, so a direct write is lost or corrupts the notebook. To "
+    "add code to the notebook, propose a cell ({propose}); to change the kernel's state, run "
+    "code in the kernel ({run})."
+)
+
+
+def _same_file(path: Any, target: str, cwd: str | None) -> bool:
+    if not isinstance(path, str) or not path:
+        return False
+    try:
+        p = Path(os.path.expanduser(path))
+        if not p.is_absolute():
+            p = Path(cwd or os.getcwd()) / p
+        return os.path.realpath(p) == os.path.realpath(target)
+    except (OSError, ValueError):
+        return False
+
+
+def notebook_write(r: PermissionRequest, tools: HostTools | None, cwd: str | None) -> str | None:
+    """The model's refusal if ``r`` edits the open notebook's own file, else None."""
+    if tools is None or not tools.notebook or r.tool not in EDIT_TOOLS:
+        return None
+    path = r.input.get("file_path") or r.input.get("notebook_path")
+    if not _same_file(path, tools.notebook, cwd):
+        return None
+    return NOTEBOOK_WRITE_REFUSAL.format(path=tools.notebook,
+                                         propose=tools.qualified("propose_cell"),
+                                         run=tools.qualified("run_code"))
 
 
 def _claude_dir() -> Path:
@@ -101,6 +142,14 @@ class GateHost(Protocol):
     async def leaving_plan(self, mode: str) -> None:
         """An approved plan leaves plan mode into ``mode``: stop refusing at once."""
 
+    @property
+    def host_tools(self) -> HostTools | None:
+        """The kernel's tools and the open notebook (None: no kernel tools)."""
+
+    def note_gate_refusal(self, kind: str, tool: str, tool_input: dict[str, Any],
+                          marker: str) -> None:
+        """The gate refused a tool for a reason other than plan mode: log it, show ``marker``."""
+
 
 class Gate:
     """Translates the CLI's permission requests into decisions, and decisions into answers."""
@@ -122,9 +171,41 @@ class Gate:
             await self.host.leaving_plan(answer.mode)
         return answer
 
+    async def screen(self, request: PermissionRequest) -> Deny | None:
+        """Before the CLI's own permission check, in every mode (a ``PreToolUse`` hook): an
+        edit of the open notebook's file is refused."""
+        why = notebook_write(request, self.host.host_tools, self.host.options.cwd)
+        if why is None:
+            return None
+        self.host.note_gate_refusal("notebook_write", request.tool, request.input,
+                                    wording.NOTEBOOK_WRITE_REFUSED)
+        return Deny(why)
+
+    def _host_tool(self, r: PermissionRequest) -> Decision | Answer | None:
+        """The rules for the kernel's own tools (None: ``r`` is not one of them)."""
+        h = self.host
+        tools = h.host_tools
+        spec = tools.tool(r.tool) if tools is not None else None
+        if spec is None:
+            return None
+        if not spec.changes_state:  # reading the kernel, proposing a cell: nothing changes
+            return Allow()
+        if h.plan_in_force:
+            h.note_refusal(r.tool, r.input)
+            return Deny(KERNEL_PLAN_REFUSAL.format(tool=r.tool))
+        return ToolDecision(r.tool, r.input, list(r.suggestions), tool_use_id=r.tool_use_id,
+                            title=r.title or spec.title)
+
     def _screen(self, r: PermissionRequest) -> Decision | Answer:
         """The decision to put to the user, or the gate's own answer."""
         h = self.host
+        own = self._host_tool(r)
+        if own is not None:
+            return own
+        why = notebook_write(r, h.host_tools, h.options.cwd)
+        if why is not None:
+            h.note_gate_refusal("notebook_write", r.tool, r.input, wording.NOTEBOOK_WRITE_REFUSED)
+            return Deny(why)
         if r.tool == "ExitPlanMode":
             plan, plan_file = read_plan(r.input, h.cli_env)
             if not plan.strip():

@@ -30,8 +30,9 @@ from ..store import EventLog, LogError, default_log_dir, find_session_log, read_
 from . import wording
 from .credentials import require_credentials
 from .decisions import KINDS
+from .gate import EDIT_TOOLS
 from .scratch import ScratchDir
-from .seam import AgentClient, ClientConfig, ClientFactory
+from .seam import AgentClient, ClientConfig, ClientFactory, HostTools, ScreenCallback
 
 if TYPE_CHECKING:
     from .session import Session
@@ -138,11 +139,13 @@ class Lifecycle:
             session_id=s.session_id, name=s.name, cwd=o.cwd or os.getcwd(),
             resting_mode=o.mode, model=o.model, plan_model=o.plan_model,
             resumed_from=self.resumed_from, scripted=o.scripted))
+        host = s.host_tools
         self.client = factory(ClientConfig(
             cwd=o.cwd or os.getcwd(), mode=self.resume_mode or o.mode, can_use_tool=s.gate,
             env=env, model=o.model, resume=o.resume or None, cli_path=o.cli_path,
             session_id=None if o.resume else s.session_id, stderr=self.stderr.append,
-            file_checkpointing=o.checkpointing))
+            file_checkpointing=o.checkpointing,
+            **(_host_config(host, s.gate.screen) if host is not None else {})))
         await asyncio.wait_for(self.client.connect(), o.connect_timeout)
         self.connected.set()
         await s.connected_now(self.resume_mode or o.mode, "resume" if o.resume else "start")
@@ -212,6 +215,15 @@ class Lifecycle:
     @property
     def pid(self) -> int | None:
         return self.client.pid if self.client is not None else None
+
+
+def _host_config(host: HostTools, screen: ScreenCallback) -> dict[str, Any]:
+    """The client's settings for the kernel's tools: the MCP server, the system prompt's
+    addition, and the screen that keeps edits off the open notebook's file."""
+    return {"tools": host.tools, "tool_server": host.server,
+            "system_prompt_append": host.prompt,
+            "screen": screen if host.notebook else None,
+            "screened_tools": tuple(sorted(EDIT_TOOLS)) if host.notebook else ()}
 
 
 async def _quietly(aw: Any, what: str, timeout: float | None = None) -> None:

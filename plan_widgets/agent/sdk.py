@@ -20,6 +20,7 @@ from claude_agent_sdk import (
     AssistantMessage,
     ClaudeAgentOptions,
     ClaudeSDKClient,
+    HookMatcher,
     PermissionResultAllow,
     PermissionResultDeny,
     PermissionUpdate,
@@ -31,7 +32,9 @@ from claude_agent_sdk import (
     ToolResultBlock,
     ToolUseBlock,
     UserMessage,
+    create_sdk_mcp_server,
 )
+from claude_agent_sdk import tool as sdk_tool
 
 try:  # where the SDK starts the CLI (see procgroup); None if its layout changed
     from claude_agent_sdk._internal.transport import subprocess_cli as _subprocess_cli
@@ -39,7 +42,7 @@ except ImportError:  # pragma: no cover
     _subprocess_cli = None  # type: ignore[assignment]
 
 from . import procgroup
-from .seam import Allow, Answer, ClientConfig, PermissionRequest
+from .seam import Allow, Answer, ClientConfig, PermissionRequest, ToolFailure, ToolSpec
 from .signals import (
     AssistantText,
     MessageStart,
@@ -174,6 +177,17 @@ class SdkClient:
 
 
 def _options(config: ClientConfig, permission: Any) -> ClaudeAgentOptions:
+    extra: dict[str, Any] = {}
+    if config.tools:
+        server = create_sdk_mcp_server(config.tool_server, tools=[
+            _sdk_tool(t) for t in config.tools])
+        extra["mcp_servers"] = {config.tool_server: server}
+    if config.system_prompt_append:
+        extra["system_prompt"] = {"type": "preset", "preset": "claude_code",
+                                  "append": config.system_prompt_append}
+    if config.screen is not None and config.screened_tools:
+        extra["hooks"] = {"PreToolUse": [HookMatcher(
+            matcher="|".join(config.screened_tools), hooks=[_screen_hook(config)])]}
     return ClaudeAgentOptions(
         cwd=config.cwd,
         model=config.model,
@@ -186,7 +200,43 @@ def _options(config: ClientConfig, permission: Any) -> ClaudeAgentOptions:
         session_id=config.session_id,
         cli_path=config.cli_path,
         enable_file_checkpointing=config.file_checkpointing,
+        **extra,
     )
+
+
+def _sdk_tool(spec: ToolSpec) -> Any:
+    """One of our tools as the SDK's in-process MCP tool. No ``readOnlyHint``: in plan mode
+    this CLI refuses a read-only MCP tool by itself (docs/notebook-context.md), while an
+    unannotated one reaches ``can_use_tool``, where the gate decides."""
+
+    async def handler(args: dict[str, Any]) -> dict[str, Any]:
+        try:
+            text = await spec.handler(dict(args or {}))
+        except ToolFailure as e:
+            return {"content": [{"type": "text", "text": str(e)}], "is_error": True}
+        return {"content": [{"type": "text", "text": text}]}
+
+    return sdk_tool(spec.name, spec.description, dict(spec.input_schema))(handler)
+
+
+def _screen_hook(config: ClientConfig) -> Any:
+    """A ``PreToolUse`` hook over ``config.screen``: it runs before the permission check in
+    every mode (acceptEdits never asks ``can_use_tool`` about an edit)."""
+    screen = config.screen
+    assert screen is not None
+
+    async def hook(data: Any, tool_use_id: str | None, _ctx: Any) -> Any:
+        request = PermissionRequest(tool=str(data.get("tool_name", "")),
+                                    input=dict(data.get("tool_input") or {}),
+                                    tool_use_id=tool_use_id)
+        deny = await screen(request)
+        if deny is None:
+            return {}
+        return {"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                                       "permissionDecision": "deny",
+                                       "permissionDecisionReason": deny.message}}
+
+    return hook
 
 
 def _suggestion_dict(s: Any) -> dict[str, Any]:

@@ -54,6 +54,58 @@ class Deny:
 
 Answer = Allow | Deny
 PermissionCallback = Callable[[PermissionRequest], Awaitable[Answer]]
+ScreenCallback = Callable[[PermissionRequest], Awaitable[Deny | None]]
+"""Looks at a tool call before the CLI's own permission check (a ``PreToolUse`` hook): it
+runs in every mode, also where ``can_use_tool`` is never asked (acceptEdits lets edits
+through); a :class:`Deny` stops the call, None lets the normal check go on."""
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool that runs inside the host process (an in-process MCP tool; SDK-free here).
+
+    The model calls it as ``mcp__<server>__<name>``. ``handler`` gets the tool's input and
+    returns the text the model reads; raising :class:`ToolFailure` returns its message as an
+    error result. ``changes_state``: the call changes something (the gate asks the user, and
+    refuses it in plan mode); a tool that only reads is allowed without a card."""
+
+    name: str
+    description: str
+    input_schema: Mapping[str, Any]
+    """A JSON Schema object for the input."""
+    handler: Callable[[dict[str, Any]], Awaitable[str]]
+    changes_state: bool = False
+    title: str | None = None
+    """What a permission card asks about a call (default: "Allow <tool>?")."""
+
+
+class ToolFailure(Exception):
+    """A tool's handler failed in a way the model should read (an error result)."""
+
+
+@dataclass(frozen=True)
+class HostTools:
+    """What the host (a notebook's kernel) adds to a session: its tools, the words appended to
+    the system prompt, and the file the agent must not write (the open notebook)."""
+
+    tools: tuple[ToolSpec, ...] = ()
+    server: str = "kernel"
+    """The in-process MCP server's name (the model sees ``mcp__<server>__<tool>``)."""
+    prompt: str | None = None
+    notebook: str | None = None
+    """The absolute path of the notebook open in the frontend, if known."""
+
+    def qualified(self, name: str) -> str:
+        """The name the CLI and the model use for one of :attr:`tools`."""
+        return f"mcp__{self.server}__{name}"
+
+    def tool(self, cli_name: str) -> ToolSpec | None:
+        """The tool the CLI calls ``cli_name`` (``mcp__<server>__<name>``), if it is ours."""
+        prefix = f"mcp__{self.server}__"
+        if not cli_name.startswith(prefix):
+            return None
+        name = cli_name[len(prefix):]
+        return next((t for t in self.tools if t.name == name), None)
 
 
 @dataclass(frozen=True)
@@ -75,6 +127,14 @@ class ClientConfig:
     file_checkpointing: bool = True
     """The CLI keeps a copy of each file its Write/Edit tools change, per prompt, so a turn's
     files can be rewound (:meth:`AgentClient.rewind_files`)."""
+    tools: tuple[ToolSpec, ...] = ()
+    """In-process tools, served to the CLI as the MCP server ``tool_server``."""
+    tool_server: str = "kernel"
+    system_prompt_append: str | None = None
+    """Appended to Claude Code's own system prompt (the preset is kept)."""
+    screen: ScreenCallback | None = None
+    screened_tools: tuple[str, ...] = ()
+    """The tools whose calls go through ``screen`` first (by the CLI's tool name)."""
 
 
 class AgentClient(Protocol):

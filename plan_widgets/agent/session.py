@@ -28,7 +28,7 @@ from .lifecycle import Lifecycle
 from .modes import Modes
 from .rewind import Rewinder, RewindPlan
 from .runner import Runner
-from .seam import AgentClient, ClientFactory
+from .seam import AgentClient, ClientFactory, HostTools
 from .tasks import spawn
 from .turn import NullView, Turn, TurnView
 
@@ -40,8 +40,11 @@ log = logging.getLogger("plan_widgets")
 class Session:
     """A Claude Code session. Make one with :func:`plan_widgets.session`."""
 
-    def __init__(self, options: SessionOptions, *, client: ClientFactory | None = None) -> None:
+    def __init__(self, options: SessionOptions, *, client: ClientFactory | None = None,
+                 tools: HostTools | None = None) -> None:
         self.options = options.validated()
+        self.host_tools: HostTools | None = tools if self.options.kernel_tools else None
+        """The kernel's tools served to the agent, and the open notebook (None: off)."""
         self.name = self.options.name
         self.session_id: str = self.options.resume or str(uuid.uuid4())
         self.events: list[ev.Event] = []
@@ -106,21 +109,17 @@ class Session:
 
     @property
     def context(self) -> Any:
-        """How full the context window was after the last turn (a
-        :class:`~plan_widgets.agent.context.ContextUsage`; None before a turn ended)."""
+        """How full the context was after the last turn (a ContextUsage, or None)."""
         return self.runner.context
 
     async def context_usage(self) -> Any:
-        """Measure how full the context window is now (no model request; bounded) and return
-        it, as :attr:`context` then holds it (None if the CLI could not say)."""
+        """Measure how full the context is now (bounded; it is :attr:`context` then)."""
         return await self.runner.measure_context(self.state.turns)
 
     async def rewind(self, turn: Any = None, *, dry_run: bool = False) -> RewindPlan:
-        """Put files back as they were before ``turn`` (a Turn or its number; default: the
-        last turn that changed files). ``dry_run``: only list what would change."""
-        if dry_run:
-            return await self.rewinder.preview(turn)
-        return await self.rewinder.rewind(turn)
+        """Put files back as before ``turn`` (a Turn or its number; default: the last that
+        changed files). ``dry_run``: only list what would change (see :mod:`.rewind`)."""
+        return await (self.rewinder.preview(turn) if dry_run else self.rewinder.rewind(turn))
 
     @property
     def busy(self) -> bool:
@@ -390,6 +389,12 @@ class Session:
 
     async def leaving_plan(self, mode: str) -> None:
         await self.modes.leaving_plan(mode)
+
+    def note_gate_refusal(self, kind: str, tool: str, tool_input: dict[str, Any],
+                          marker: str) -> None:
+        target = tool_input.get("file_path") or tool_input.get("notebook_path") or ""
+        self.emit(ev.ErrorEvent(kind=kind, message=f"refused {tool} {target}".strip()))
+        self.marker(marker)
 
     # -- the owner task's steps (see lifecycle) ------------------------------------------------
     async def connected_now(self, mode: str, source: str) -> None:

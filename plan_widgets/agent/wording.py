@@ -135,6 +135,7 @@ KERNEL_STOPPED = "the kernel stopped before this turn ended"
 CLI_EXITED = "the Claude Code CLI exited"
 INTERRUPTED_STARTING = ("Interrupted while the session was starting: nothing was sent; run the "
                         "cell again.")
+NOTEBOOK_WRITE_REFUSED = "Refused a direct write to the open notebook (propose a cell instead)"
 
 
 def plan_refused(tool: str) -> str:

@@ -24,7 +24,7 @@ from .resume import show_resumed
 log = logging.getLogger("plan_widgets")
 
 _CONFIGURED = ("model", "plan_model", "mode", "approval_timeout", "log_dir", "scripted",
-               "cli_path")
+               "cli_path", "kernel_tools")
 """``ClaudeMagics`` settings that are a cell's defaults."""
 
 
@@ -53,7 +53,10 @@ async def run(args: argparse.Namespace, body: str, config: Any = None, *,
         return
     if background or args.background or (config is not None and not config.wait):
         return
-    await _wait(session, turn, view, handle, kernel)
+    from .kernel.tools import cell_waiting
+
+    with cell_waiting(session.name):  # code the agent proposes meanwhile goes below this cell
+        await _wait(session, turn, view, handle, kernel)
 
 
 async def _session(args: argparse.Namespace, config: Any) -> Any:
@@ -63,6 +66,7 @@ async def _session(args: argparse.Namespace, config: Any) -> Any:
         "model": args.model, "plan_model": args.plan_model, "mode": args.mode, "cwd": args.cwd,
         "scripted": args.scripted, "approval_timeout": args.approval_timeout,
         "resume": args.resume,
+        "kernel_tools": False if getattr(args, "no_kernel_tools", False) else None,
     }
     try:
         session, notes = await _registry.obtain(args.session, wanted, defaults, new=args.new)

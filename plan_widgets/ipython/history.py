@@ -1,7 +1,7 @@
 """``%claude sessions | log | cost | plans``: what the event logs (or the live sessions of this
 kernel, whose events are the same) say about sessions.
 
-:func:`plan_widgets.model.fold` gives a session's state; tables hold escaped text only, and
+:func:`plan_widgets.model.state` gives a session's state; tables hold escaped text only, and
 model-written text such as plans goes through the safe Markdown path.
 """
 

@@ -19,8 +19,6 @@ from traitlets import Bool, CFloat, Enum, TraitError, Unicode, validate
 
 from ..model.errors import OptionError
 from ..model.options import DEFAULT_APPROVAL_TIMEOUT, RESTING_MODES, check_timeout
-from . import cell as _cell
-from . import commands
 from .usage import Usage, parse_cell_line
 
 _TRANSFORM_PREFIX = "%%claude"
@@ -53,6 +51,10 @@ class ClaudeMagics(Magics):
     )
     cli_path = Unicode(None, allow_none=True, help="The Claude Code CLI to run (unset: the one "
                        "bundled with claude-agent-sdk).").tag(config=True)
+    kernel_tools = Bool(
+        True, help="Give new sessions the kernel tools (variables, history, run code, propose "
+        "a cell); False: like --no-kernel-tools.",
+    ).tag(config=True)
 
     @validate("approval_timeout")
     def _check_timeout(self, proposal: Any) -> float:
@@ -81,6 +83,9 @@ class ClaudeMagics(Magics):
     @magic_arguments.argument("--approval-timeout", default=None, type=float, metavar="SECONDS",
                               help="seconds a decision waits before it is denied (from "
                               "now on, for this session)")
+    @magic_arguments.argument("--no-kernel-tools", action="store_true",
+                              help="start the session without the kernel tools (the agent "
+                              "then cannot see variables, run code or propose cells)")
     @magic_arguments.argument("--resume", default=None, metavar="ID",
                               help="resume a session by its id (see %%claude sessions): the "
                               "CLI keeps its transcript, markers and plans come back from the "
@@ -93,7 +98,7 @@ class ClaudeMagics(Magics):
         The cell waits until the turn ends or until a decision (a plan, a question, a tool
         permission) waits for you on a card; widgets stay live meanwhile. Defaults come from
         ``%config ClaudeMagics.<option>`` (model, plan_model, mode, approval_timeout, log_dir,
-        scripted, wait). More: ``%claude --help``.
+        scripted, wait, kernel_tools). More: ``%claude --help``.
         """
         # In a kernel the cell is rewritten to await run_cell (see transform_cell); this
         # fallback, used when the magic is called directly, starts the turn and returns.
@@ -107,6 +112,8 @@ class ClaudeMagics(Magics):
     def claude_line(self, line: str) -> Any:
         """%claude status | interrupt | stop | sessions | plan on|off | resume [ID] | log |
         cost | plans | context | rewind [TURN] [--session NAME]"""
+        from . import commands  # on first use: %load_ext stays cheap
+
         try:
             commands.run(self, line)
         except (Usage, OptionError) as e:
@@ -133,7 +140,9 @@ async def run_cell(line: str, body: str, background: bool = False) -> None:
     except Usage as e:
         print(str(e).rstrip())
         return
-    await _cell.run(args, body, _magics(), background=background)
+    from . import cell  # on first use: %load_ext stays cheap (the store, pydantic)
+
+    await cell.run(args, body, _magics(), background=background)
 
 
 def transform_cell(lines: list[str]) -> list[str]:

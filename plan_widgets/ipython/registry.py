@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from ..widgets import ControlBar
 
 _sessions: dict[str, Session] = {}
-_config_at_start: dict[str, dict[str, Any]] = {}
-"""The ``%config`` defaults each session (by name) was started under."""
+_from_config: dict[str, set[str]] = {}
+"""The options each session (by name) took from ``%config``, not from its cells."""
 _bars: dict[int, ControlBar] = {}
 
 
@@ -91,18 +91,27 @@ def _options(name: str, given: dict[str, Any]) -> SessionOptions:
     return opts
 
 
-def _register(opts: SessionOptions, config: dict[str, Any] | None = None) -> Session:
-    """Start a session and make it the kernel's session of its name (``config``: the
-    ``%config`` defaults it was started under, if a cell started it)."""
+def _register(opts: SessionOptions, config: set[str] | None = None) -> Session:
+    """Start a session and make it the kernel's session of its name (``config``: the options
+    it took from ``%config``, if a cell started it)."""
     from ..agent.session import Session
 
-    s = Session(opts)
+    tools = None
+    if opts.kernel_tools:
+        from .kernel.tools import host_tools
+
+        tools = host_tools(opts.name, interrupt=lambda: _interrupt(opts.name))
+    s = Session(opts, tools=tools)
     _sessions[opts.name] = s
-    if config is None:
-        _config_at_start.pop(opts.name, None)  # started from code: nothing came from %config
-    else:
-        _config_at_start[opts.name] = dict(config)
+    _from_config[opts.name] = set(config or ())
     return s
+
+
+def _interrupt(name: str) -> None:
+    """The kernel's stop button stopped the agent's code outside any cell: end the turn too."""
+    s = _sessions.get(name)
+    if s is not None and not (s.closed or s.dead):
+        s.interrupt_nowait()
 
 
 def _refuse_twice(name: str, sid: str) -> None:
@@ -118,7 +127,8 @@ def _started_with(s: Session) -> dict[str, Any]:
     o = s.options
     return {"model": o.model, "plan_model": o.plan_model, "mode": o.mode, "cwd": o.cwd,
             "scripted": o.scripted, "approval_timeout": o.approval_timeout,
-            "log_dir": o.log_dir, "env": dict(o.env) or None, "cli_path": o.cli_path}
+            "log_dir": o.log_dir, "env": dict(o.env) or None, "cli_path": o.cli_path,
+            "kernel_tools": o.kernel_tools}
 
 
 def resolve(prefix: str, log_dir: str | os.PathLike[str] | None) -> str | None:
@@ -178,11 +188,10 @@ async def obtain(name: str, wanted: dict[str, Any], defaults: dict[str, Any], *,
         await _adjust(s, wanted)
         return s, notes
     base: dict[str, Any] = _started_with(s) if s is not None else {}
-    for k, v in _config_at_start.get(name, {}).items():
+    for k in _from_config.get(name, ()):
         # what the old session took from %config follows %config now (a log_dir fixed after
         # a failure, say); what its cells gave stays
-        if base.get(k) == v and v is not None and defaults.get(k) != v:
-            del base[k]
+        base.pop(k, None)
     if s is not None and s.dead:
         hint = f" --session {name}" if name != "default" else ""
         notes.append(
@@ -197,7 +206,9 @@ async def obtain(name: str, wanted: dict[str, Any], defaults: dict[str, Any], *,
     opts = _options(name, merged)  # bad input first, in one line
     if replace and s is not None:
         await s.close()
-    return _register(opts, defaults), notes
+    taken = {k for k, v in defaults.items() if v is not None and wanted.get(k) is None
+             and base.get(k) is None}
+    return _register(opts, taken), notes
 
 
 async def _adjust(s: Session, wanted: dict[str, Any]) -> None:
@@ -209,6 +220,9 @@ async def _adjust(s: Session, wanted: dict[str, Any]) -> None:
         raise OptionError(f"session {s.name!r} runs in {o.cwd}; use --new to change --cwd")
     if wanted.get("scripted") and _real(wanted["scripted"]) != o.scripted:
         raise OptionError(f"session {s.name!r} already runs; use --new to change --scripted")
+    if wanted.get("kernel_tools") is False and o.kernel_tools:
+        raise OptionError(f"session {s.name!r} runs with the kernel tools; use --new to start "
+                          "one without them")
     mode = wanted.get("mode")
     if mode and mode not in RESTING_MODES:
         raise OptionError(f"unknown mode {mode!r}: choose one of {', '.join(RESTING_MODES)}")

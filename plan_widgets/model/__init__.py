@@ -1,41 +1,52 @@
-"""The model: typed session events, and the state folded from them (no I/O here)."""
+"""The model: typed session events, and the state folded from them (no I/O here).
 
-from .events import (
-    EVENT_ADAPTER,
-    EVENT_TYPES,
-    EVENTS_ADAPTER,
-    MAX_ERRORS,
-    PERMISSION_MODES,
-    Actor,
-    DecisionKind,
-    ErrorEvent,
-    Event,
-    FilesRewound,
-    ModelSwitched,
-    ModeSource,
-    ModeState,
-    PlanDecided,
-    PlanMode,
-    PlanProposed,
-    QuestionAnswered,
-    QuestionAsked,
-    SessionStarted,
-    TasksUpdated,
-    ToolDecided,
-    ToolRequested,
-    TurnEnded,
-    TurnStarted,
-    dump_event,
-    gc_paused,
-    parse_event,
-)
-from .fold import Cost, DecisionRecord, SessionState, apply, fold
+Names are loaded on first use (``events`` imports pydantic, about 80 ms): ``errors`` and
+``options`` stay cheap for ``%load_ext``.
+"""
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .events import (
+        EVENT_ADAPTER,
+        EVENT_TYPES,
+        EVENTS_ADAPTER,
+        MAX_ERRORS,
+        PERMISSION_MODES,
+        Actor,
+        DecisionKind,
+        ErrorEvent,
+        Event,
+        FilesRewound,
+        ModelSwitched,
+        ModeSource,
+        ModeState,
+        PlanDecided,
+        PlanMode,
+        PlanProposed,
+        QuestionAnswered,
+        QuestionAsked,
+        SessionStarted,
+        TasksUpdated,
+        ToolDecided,
+        ToolRequested,
+        TurnEnded,
+        TurnStarted,
+        dump_event,
+        gc_paused,
+        parse_event,
+    )
+    from .state import Cost, DecisionRecord, SessionState, apply, fold
+
+_FROM_STATE = frozenset({"Cost", "DecisionRecord", "SessionState", "apply", "fold"})
 __all__ = [
     "Actor",
     "Cost",
-    "DecisionRecord",
     "DecisionKind",
+    "DecisionRecord",
     "EVENTS_ADAPTER",
     "EVENT_ADAPTER",
     "EVENT_TYPES",
@@ -65,3 +76,10 @@ __all__ = [
     "gc_paused",
     "parse_event",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in __all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = importlib.import_module(".state" if name in _FROM_STATE else ".events", __name__)
+    return getattr(module, name)

@@ -38,6 +38,8 @@ class SessionOptions:
     """The CLI keeps file checkpoints, so a turn's files can be rewound. On by default: it
     cost no measurable time or memory per turn (docs/benchmarks.md), only disk (about one copy
     of each changed file per turn, under the CLI's ``~/.claude/file-history``)."""
+    kernel_tools: bool = True
+    """Serve the kernel's tools (variables, history, run code, propose a cell) to the agent."""
 
     def validated(self) -> SessionOptions:
         """Check values a user typed; raise OptionError with one clear line."""

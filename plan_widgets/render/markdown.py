@@ -80,11 +80,13 @@ def html_block(safe_html: str, cls: str) -> str:
     return "\n".join([f'<div class="{escape(cls)} {NO_MATH}">', *lines, "</div>"])
 
 
-def inline_no_math(text: str) -> str:
+def inline_no_math(text: str, style: str = "") -> str:
     """Plain text as inline HTML (a ``<span>``) that the math renderers leave alone: escaped,
     ``$`` and ``\\`` as character references, in an element MathJax skips. For places that
-    take only inline HTML and typeset it (a checkbox's description)."""
-    return f'<span class="{NO_MATH}">{escape(text).translate(_TEX_CHARS)}</span>'
+    take only inline HTML and typeset it (a checkbox's description). ``style``: the span's
+    own (trusted) inline style."""
+    css = f' style="{escape(style)}"' if style else ""
+    return f'<span class="{NO_MATH}"{css}>{escape(text).translate(_TEX_CHARS)}</span>'
 
 
 def render_html(src: str, *, card: bool = False) -> str:
@@ -109,7 +111,16 @@ def render_html(src: str, *, card: bool = False) -> str:
 # could reach the rest of the page, and JupyterLab's sanitizer keeps them (font-size, margin)
 # when a saved notebook is opened again, where it removes <style> elements.
 CARD_TITLE_STYLE = "font-size:1.25em;font-weight:600;margin:0 0 0.4em 0"
-_HEADING_MARGIN = "margin:0.7em 0 0.35em 0"
+# Long words (paths, commands, URLs) break inside a card, a tool line or a static turn instead
+# of widening it past a narrow notebook (JupyterLab with its file browser open at 800 px leaves
+# a card some 360 px). The sanitizer keeps overflow-wrap: normal|break-word (not "anywhere").
+WRAP_STYLE = "overflow-wrap:break-word"
+# A small line on a card (the plan file, what Always allow applies): its own font size and line
+# height (a <small> keeps the line height of the text around it, so its lines looked
+# double-spaced when they wrapped).
+SMALL_STYLE = "font-size:0.85em;line-height:1.45;margin:0.25em 0"
+# bold: scaled down to the text's size, a plain heading no longer looked like one
+_HEADING_MARGIN = "font-weight:600;margin:0.7em 0 0.35em 0"
 CARD_HEADING_STYLE = {
     "h1": f"font-size:1.15em;{_HEADING_MARGIN}",
     "h2": f"font-size:1.08em;{_HEADING_MARGIN}",

@@ -32,6 +32,7 @@ from .static import (
     _title,
     _tool_head,
     _tool_preview,
+    _wrapping,
     card_html,
     decision_markdown,
     status_html,
@@ -74,7 +75,7 @@ class Card(w.Box):
             _soon(self.make_static)
 
     def _set_status(self, safe_html: str) -> None:
-        self.status.value = html_block(safe_html, "pw-status")
+        self.status.value = html_block(_lines(safe_html), "pw-status")
 
     def mimebundle(self) -> dict[str, Any]:
         """The card's display bundle: the widget, and the static card for other frontends."""
@@ -99,6 +100,12 @@ class Card(w.Box):
         """Close this card's widget models (its display must no longer show them)."""
         self._closed = True
         close_tree([self])
+
+
+def _lines(safe_html: str) -> str:
+    """Text in an HTML widget, with a line height of its own: the widget's (28 px, to line up
+    with buttons) made text that wraps look double-spaced."""
+    return f'<div style="line-height:1.45">{safe_html}</div>'
 
 
 def _soon(fn: Any) -> None:
@@ -146,26 +153,29 @@ class PlanCard(Card):
 
 
 class QuestionCard(Card):
-    """Each question once: its options with their descriptions beside them (radio buttons for
-    one choice, checkboxes for several), an Other field and a Notes field; then Submit."""
+    """Each question once: its options with their descriptions beside them, one checkbox each
+    (a single-choice question keeps one checked: checking one unchecks the others), an Other
+    field and a Notes field; then Submit.
+
+    Not ``RadioButtons``: their labels have a fixed height in ipywidgets' CSS, so a description
+    that wraps (any longer one, in a narrow notebook) ran over the next option. A checkbox's
+    description is HTML here, so it wraps (see :func:`_checkbox`)."""
 
     def __init__(self, decision: QuestionDecision) -> None:
-        self._pickers: list[tuple[dict[str, Any], Any, w.Text, w.Text]] = []
+        self._pickers: list[tuple[dict[str, Any], list[tuple[str, w.Checkbox]], w.Text,
+                                  w.Text]] = []
         self._warned: frozenset[str] | None = None
         controls: list[w.Widget] = []
         for i, q in enumerate(decision.questions):
-            head = (_title(QUESTION_TITLE) if i == 0 else "") + _question_head(q)
-            controls.append(w.HTML(html_block(head, "pw-html"), **look("full", "html")))
-            options = _options(q)
-            picker: Any
-            if q.get("multiSelect"):
-                picker = [(str(o.get("label", "")), _checkbox(o)) for o in options]
-                controls.extend(box for _label, box in picker)
-            else:
-                picker = w.RadioButtons(
-                    options=[(_option_text(o), str(o.get("label", ""))) for o in options],
-                    value=None, **look("full", "description"))
-                controls.append(picker)
+            multi = bool(q.get("multiSelect"))
+            hint = f' <span style="color:#6b7280">({"pick any" if multi else "pick one"})</span>'
+            head = (_title(QUESTION_TITLE) if i == 0 else "") + _question_head(q, hint)
+            controls.append(w.HTML(html_block(_lines(_wrapping(head)), "pw-html"),
+                                   **look("full", "html")))
+            picker = [(str(o.get("label", "")), _checkbox(o)) for o in _options(q)]
+            controls.extend(box for _label, box in picker)
+            if not multi:
+                _one_at_a_time([box for _label, box in picker])
             other = w.Text(placeholder="Other (free text)", **look("half", "text"))
             notes = w.Text(placeholder="Notes for the agent (optional)", **look("half", "text"))
             controls.extend([other, notes])
@@ -181,10 +191,7 @@ class QuestionCard(Card):
         missing: list[str] = []
         for q, picker, other, note in self._pickers:
             text = str(q.get("question", ""))
-            if isinstance(picker, list):
-                chosen = [label for label, box in picker if box.value]
-            else:
-                chosen = [str(picker.value)] if picker.value else []
+            chosen = [label for label, box in picker if box.value]
             if other.value.strip():
                 chosen.append(other.value.strip())
             if chosen:
@@ -209,16 +216,34 @@ class QuestionCard(Card):
         d.answer(answers, notes=notes, by="user")
 
 
-def _checkbox(o: dict[str, Any]) -> w.Checkbox:
-    """A checkbox for one option, its description beside it.
+# A checkbox's description in ipywidgets' CSS is one line (nowrap, cut off with an ellipsis)
+# in a row 28 px high: the description goes in as a block that wraps beside the box, its first
+# line level with it; the row (layout "option") grows with it.
+_OPTION_STYLE = ("display:inline-block;max-width:calc(100% - 2em);white-space:normal;"
+                 "vertical-align:top;line-height:1.4;padding:5px 0")
 
-    The frontend typesets a checkbox's description as math; text with ``$`` or ``\\`` goes in
-    as HTML (escaped, TeX characters as references) inside an element MathJax skips."""
-    text = _option_text(o)
-    kw: dict[str, Any] = {"description": text}
-    if "$" in text or "\\" in text:
-        kw = {"description": inline_no_math(text), "description_allow_html": True}
-    return w.Checkbox(value=False, indent=False, **kw, **look("full", "checkbox"))
+
+def _checkbox(o: dict[str, Any]) -> w.Checkbox:
+    """A checkbox for one option, its description beside it, wrapping when it is long.
+
+    The description is HTML: the option's text escaped, with ``$`` and ``\\`` as character
+    references, inside an element MathJax skips (the frontend typesets a checkbox's description
+    as math)."""
+    return w.Checkbox(value=False, indent=False, description_allow_html=True,
+                      description=inline_no_math(_option_text(o), _OPTION_STYLE),
+                      **look("option", "checkbox"))
+
+
+def _one_at_a_time(boxes: list[w.Checkbox]) -> None:
+    """Checking one of ``boxes`` unchecks the others (a single-choice question)."""
+    def checked(change: dict[str, Any]) -> None:
+        if change["new"]:
+            for box in boxes:
+                if box is not change["owner"] and box.value:
+                    box.value = False
+
+    for box in boxes:
+        box.observe(checked, "value")
 
 
 class ToolCard(Card):

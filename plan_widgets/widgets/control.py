@@ -129,12 +129,14 @@ class ControlBar(w.HBox):
 
     def static_line(self, ran_under: tuple[str | None, str | None] | None = None) -> str:
         """The static line (safe HTML): the mode and model a cell's turn ran under."""
+        # Plain on purpose: every finished cell keeps one, so its bytes count in a saved
+        # notebook (docs/benchmarks.md: the badges' inline styles were 569 bytes a cell).
         st = self.session.state
         mode, model = ran_under or (st.mode, st.model)
-        badges = f"{_badge('mode', mode or '?', _GREY)} {_badge('model', model or '?', _GREY)}"
         return html_block(
-            f'<div class="pw-control-line"><small style="color:{_GREY}">'
-            f"{escape(self.session.name)}: {badges}</small></div>", "pw-html")
+            f'<small class="pw-control-line">{escape(self.session.name)}: mode '
+            f"<b>{escape(mode or '?')}</b> model <b>{escape(model or '?')}</b></small>",
+            "pw-html")
 
     def _static(self, handle: Any, ran_under: tuple[str | None, str | None] | None) -> None:
         st = self.session.state

@@ -23,7 +23,7 @@ import ipywidgets as w
 
 from ..agent.decisions import PlanDecision
 from ..render.diff import diff_html, diff_markdown
-from ..render.markdown import CARD_TITLE_STYLE, escape, render_html
+from ..render.markdown import CARD_TITLE_STYLE, SMALL_STYLE, WRAP_STYLE, escape, render_html
 from .markdown import set_html
 from .shared import look
 
@@ -52,7 +52,7 @@ def plan_head(d: PlanDecision, view: str = "auto", draft: str | None = None) -> 
     o = d.outcome
     if view == "auto":
         if d.edited and o is not None and o.plan is not None:
-            return (_title(EDITED_TITLE) + render_html(o.plan, card=True) + _folded(
+            return _wrapping(_title(EDITED_TITLE) + render_html(o.plan, card=True) + _folded(
                 "Your edits to the proposed plan", diff_html(d.plan, o.plan)) + _file(d))
         view = "changes" if d.previous_plan is not None else "plan"
     title = _title(REVISED_TITLE if d.previous_plan is not None else PLAN_TITLE)
@@ -66,13 +66,18 @@ def plan_head(d: PlanDecision, view: str = "auto", draft: str | None = None) -> 
         body = _note("Preview of your edit:") + render_html(draft or "", card=True)
     else:
         body = render_html(d.plan, card=True)
-    return title + body + _file(d)
+    return _wrapping(title + body + _file(d))
+
+
+def _wrapping(safe_html: str) -> str:
+    """In a block whose long words break instead of widening the card (as static cards)."""
+    return f'<div style="{WRAP_STYLE}">{safe_html}</div>'
 
 
 def _file(d: PlanDecision) -> str:
     if not d.plan_file:
         return ""
-    return f"<div><small>Plan file: <code>{escape(d.plan_file)}</code></small></div>"
+    return f'<div style="{SMALL_STYLE}">Plan file: <code>{escape(d.plan_file)}</code></div>'
 
 
 def plan_markdown(d: PlanDecision) -> list[str]:

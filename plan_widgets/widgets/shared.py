@@ -13,7 +13,6 @@ from typing import Any
 
 import ipywidgets as w
 from ipywidgets.widgets.widget_bool import CheckboxStyle, ToggleButtonStyle
-from ipywidgets.widgets.widget_description import DescriptionStyle
 from ipywidgets.widgets.widget_string import HTMLStyle, TextStyle
 
 # A decision card is one flex box whose lines wrap: a widget on a line of its own is "full"
@@ -39,7 +38,14 @@ def _card_layout(color: str) -> Callable[[], w.Widget]:
 _FACTORIES: dict[str, Callable[[], w.Widget]] = {
     "layout": w.Layout,
     "auto": lambda: w.Layout(width="auto"),
-    "full": lambda: w.Layout(width="100%"),
+    # a line of its own: the whole line less the widget's margins (width 100% plus margins
+    # stuck out of the card), and allowed to be narrower than a long word in it
+    "full": lambda: w.Layout(flex="1 1 100%", min_width="0"),
+    # an option's checkbox: a line of its own whose label fills it (one grid column; a flex
+    # item would be as wide as its text, and the text's wrapping width is a share of it) and
+    # grows with its text
+    "option": lambda: w.Layout(flex="1 1 100%", min_width="0", height="auto", display="grid",
+                               grid_template_columns="minmax(0, 1fr)"),
     "half": lambda: w.Layout(flex="1 1 240px"),
     "bar": lambda: w.Layout(align_items="center", flex_flow="row wrap"),
     **{f"card-{kind}": _card_layout(color) for kind, color in CARD_COLORS.items()},
@@ -48,7 +54,6 @@ _FACTORIES: dict[str, Callable[[], w.Widget]] = {
     "html": HTMLStyle,
     "text": TextStyle,
     "checkbox": CheckboxStyle,
-    "description": DescriptionStyle,
 }
 _SHARED: dict[str, w.Widget] = {}
 
@@ -64,7 +69,7 @@ def shared(name: str) -> w.Widget:
 def warm() -> None:
     """Open the shared models the cards use, ahead of the first card (a card then shows after
     only its own models; see docs/benchmarks.md, figure 2)."""
-    for name in ("full", "half", "text", "html", "button", "auto", "checkbox", "description",
+    for name in ("full", "option", "half", "text", "html", "button", "auto", "checkbox",
                  *(f"card-{kind}" for kind in CARD_COLORS)):
         shared(name)
 

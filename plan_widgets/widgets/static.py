@@ -13,7 +13,15 @@ from typing import Any
 
 from ..agent.decisions import Decision, PlanDecision, QuestionDecision, ToolDecision
 from ..agent.gate import EDIT_TOOLS
-from ..render.markdown import CARD_TITLE_STYLE, escape, html_block, summarize
+from ..render.code import highlight_python
+from ..render.markdown import (
+    CARD_TITLE_STYLE,
+    SMALL_STYLE,
+    WRAP_STYLE,
+    escape,
+    html_block,
+    summarize,
+)
 from ..render.outcomes import outcome_parts
 from .plan_edit import plan_head, plan_markdown
 from .shared import CARD_COLORS
@@ -51,6 +59,11 @@ def _plan_head(d: PlanDecision) -> str:
     return plan_head(d)  # the approved edit, a revision's changes, or the plan (plan_edit)
 
 
+def _wrapping(safe_html: str) -> str:
+    """``safe_html`` in a block whose long words break instead of widening the card."""
+    return f'<div style="{WRAP_STYLE}">{safe_html}</div>'
+
+
 def _options(q: dict[str, Any]) -> list[dict[str, Any]]:
     return [o for o in q.get("options") or [] if isinstance(o, dict)]
 
@@ -62,9 +75,10 @@ def _option_text(o: dict[str, Any]) -> str:
     return f"{label} — {desc}" if desc else label
 
 
-def _question_head(q: dict[str, Any]) -> str:
+def _question_head(q: dict[str, Any], hint: str = "") -> str:
+    """A question's header and text; ``hint``: safe HTML after them."""
     head = f"<b>{escape(str(q.get('header', '')))}</b> " if q.get("header") else ""
-    return f'<div class="pw-question">{head}{escape(str(q.get("question", "")))}</div>'
+    return f'<div class="pw-question">{head}{escape(str(q.get("question", "")))}{hint}</div>'
 
 
 def _question_static(d: QuestionDecision) -> str:
@@ -94,8 +108,9 @@ def _tool_head(d: ToolDecision) -> str:
     parts = [_title(d.title or f"Allow {d.tool}?"), _tool_preview(d.tool, d.input)]
     if d.suggestions:
         always = "; ".join(suggestion_text(x) for x in d.suggestions)
-        parts.append(f"<div><small>Always allow also applies: {escape(always)}</small></div>")
-    return "".join(parts)
+        parts.append(f'<div style="{SMALL_STYLE}">Always allow also applies: {escape(always)}'
+                     "</div>")
+    return _wrapping("".join(parts))
 
 
 def card_html(d: Decision) -> str:
@@ -107,7 +122,7 @@ def card_html(d: Decision) -> str:
     else:
         assert isinstance(d, ToolDecision)
         head = _tool_head(d)
-    frame = f"border:2px solid {CARD_COLORS[d.kind]};padding:6px 10px;margin:6px 0"
+    frame = f"border:2px solid {CARD_COLORS[d.kind]};padding:6px 10px;margin:6px 0;{WRAP_STYLE}"
     return html_block(
         f'<div class="pw-card pw-card-{d.kind} pw-static" style="{frame}">{head}'
         f'<div class="pw-card-status">{status_html(d)}</div></div>', "pw-html")
@@ -140,6 +155,8 @@ def decision_markdown(d: Decision) -> str:
 
 def _tool_preview(tool: str, tool_input: dict[str, Any]) -> str:
     """A compact, escaped HTML view of a tool call's input."""
+    if tool.startswith("mcp__") and isinstance(tool_input.get("code"), str):  # kernel code
+        return highlight_python(tool_input["code"])
     if tool == "Bash":
         cmd = str(tool_input.get("command", ""))
         return f"<pre>$ {escape(cmd)}</pre>"
@@ -149,19 +166,24 @@ def _tool_preview(tool: str, tool_input: dict[str, Any]) -> str:
         if tool == "Write":
             content = str(tool_input.get("content", ""))
             lines = content.splitlines()[:40]
-            parts.append("<pre>" + escape("\n".join("+ " + ln for ln in lines)) + "</pre>")
+            parts.append("<pre>" + _diff([], lines) + "</pre>")
         else:
             edits = tool_input.get("edits") or [tool_input]
             for e in edits[:10]:
                 old = str(e.get("old_string", "")).splitlines()[:20]
                 new = str(e.get("new_string", "")).splitlines()[:20]
-                diff = ["- " + ln for ln in old] + ["+ " + ln for ln in new]
-                parts.append("<pre>" + escape("\n".join(diff)) + "</pre>")
+                parts.append("<pre>" + _diff(old, new) + "</pre>")
         return "".join(parts)
     body = json.dumps(tool_input, indent=1, ensure_ascii=False, default=str)
     if len(body) > 2000:
         body = body[:2000] + "\n…"
     return f"<pre>{escape(body)}</pre>"
+
+
+def _diff(old: list[str], new: list[str]) -> str:
+    """Removed and added lines (escaped HTML for a ``<pre>``), in red and green."""
+    return "\n".join([f'<span style="color:#b91c1c">{escape("- " + ln)}</span>' for ln in old]
+                     + [f'<span style="color:#047857">{escape("+ " + ln)}</span>' for ln in new])
 
 
 def suggestion_text(s: Any) -> str:

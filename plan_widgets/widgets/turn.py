@@ -17,7 +17,8 @@ import ipywidgets as w
 from IPython.display import display
 
 from ..agent.decisions import Decision
-from ..render.markdown import escape, html_block, render_html, summarize
+from ..render.code import highlight_python
+from ..render.markdown import WRAP_STYLE, escape, html_block, render_html, summarize
 from .cards import Card, card_for
 from .control import ControlBar
 from .markdown import StreamingMarkdown, html_output, set_html
@@ -33,20 +34,28 @@ _TOOL_ICON = {"Bash": "$", "Write": "✎", "Edit": "✎", "Read": "📄", "Glob"
 
 def _tool_html(name: str, tool_input: dict[str, Any], result: Any = None,
                is_error: bool = False, done: bool = False) -> str:
+    code = tool_input.get("code") if name.startswith("mcp__") else None
     head = summarize(tool_input.get("command") or tool_input.get("file_path")
-                     or tool_input.get("pattern") or tool_input, 100)
+                     or tool_input.get("pattern") or tool_input.get("title") or code
+                     or tool_input.get("name") or tool_input, 100)
     icon = _TOOL_ICON.get(name, "⚙")
     state = "" if done else " …"
     if done and is_error:
         state = " ✗"
-    body = json.dumps(tool_input, indent=1, ensure_ascii=False, default=str)
-    if len(body) > 4000:
-        body = body[:4000] + "\n…"
+    if isinstance(code, str):  # the kernel's code tools: the code itself, highlighted
+        shown = highlight_python(code)
+    else:
+        body = json.dumps(tool_input, indent=1, ensure_ascii=False, default=str)
+        if len(body) > 4000:
+            body = body[:4000] + "\n…"
+        shown = f"<pre>{escape(body)}</pre>"
+    # a proposed cell stays open: its code is there to copy
+    opened = " open" if isinstance(code, str) and name.endswith("__propose_cell") else ""
     parts = [
-        "<details class=\"pw-tool\">",
+        f"<details class=\"pw-tool\"{opened}>",
         f"<summary><code>{escape(icon)} {escape(name)}</code> {escape(head)}{escape(state)}"
         "</summary>",
-        f"<pre>{escape(body)}</pre>",
+        shown,
     ]
     if done:
         text = _result_text(result)
@@ -255,7 +264,7 @@ class WidgetTurnView(w.VBox):
         # Each part is rendered on its own, so streamed text (already rendered block by
         # block while it arrived) is not rendered a second time.
         head = f"**claude** ({self.session.name}): {self.prompt.strip()[:200]}"
-        parts = ['<div class="pw-turn pw-static">', render_html(head)]
+        parts = [f'<div class="pw-turn pw-static" style="{WRAP_STYLE}">', render_html(head)]
         for i, t in enumerate(self._transcript):
             d = self._decisions.get(i)
             parts.append(card_html(d) if d is not None
