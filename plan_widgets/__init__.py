@@ -24,8 +24,8 @@ if TYPE_CHECKING:
     from .agent.session import Session
     from .agent.turn import Turn
     from .ipython.registry import get, session, sessions
+    from .model.folding import fold
     from .model.options import SessionOptions
-    from .model.state import fold
     from .store import list_sessions, read_events
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())  # the app decides where logs go
@@ -62,7 +62,7 @@ _LAZY = {
     "PlanDecision": ".agent.decisions",
     "QuestionDecision": ".agent.decisions",
     "ToolDecision": ".agent.decisions",
-    "fold": ".model.state",
+    "fold": ".model.folding",
     "list_sessions": ".store",
     "read_events": ".store",
 }

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 _OWN_GROUP: contextvars.ContextVar[bool] = contextvars.ContextVar("pw_own_group", default=False)
+_ON_SPAWN: contextvars.ContextVar[Callable[[Any], None] | None] = contextvars.ContextVar(
+    "pw_on_spawn", default=None)
 
 
 class _AnyioProxy:
@@ -34,7 +36,11 @@ class _AnyioProxy:
     async def open_process(self, *args: Any, **kwargs: Any) -> Any:
         if _OWN_GROUP.get():
             kwargs.setdefault("start_new_session", True)
-        return await self._pw_real.open_process(*args, **kwargs)
+        process = await self._pw_real.open_process(*args, **kwargs)
+        on_spawn = _ON_SPAWN.get()
+        if on_spawn is not None:
+            on_spawn(process)
+        return process
 
 
 def _install(subprocess_cli: Any) -> bool:
@@ -49,14 +55,19 @@ def _install(subprocess_cli: Any) -> bool:
 
 
 @contextlib.contextmanager
-def own_process_group(subprocess_cli: Any) -> Iterator[None]:
-    """Within this block, a CLI started by this task runs in its own process group.
+def own_process_group(subprocess_cli: Any,
+                      on_spawn: Callable[[Any], None] | None = None) -> Iterator[None]:
+    """Within this block, a CLI started by this task runs in its own process group, and
+    ``on_spawn(process)`` is told about it (the SDK forgets its process when a start fails, so
+    its exit code would be lost).
 
     ``subprocess_cli`` is the SDK's transport module (None if its layout changed: then nothing
     is patched)."""
     _install(subprocess_cli)
     token = _OWN_GROUP.set(True)
+    spawn_token = _ON_SPAWN.set(on_spawn)
     try:
         yield
     finally:
+        _ON_SPAWN.reset(spawn_token)
         _OWN_GROUP.reset(token)

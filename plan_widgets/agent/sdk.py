@@ -73,6 +73,7 @@ class SdkClient:
 
     def __init__(self, config: ClientConfig) -> None:
         self._config = config
+        self._spawned: list[Any] = []
         with warnings.catch_warnings():
             # bypassPermissions skips can_use_tool for ordinary tools (the SDK warns); plan
             # mode still asks, so plan approval keeps working in that resting mode.
@@ -81,7 +82,8 @@ class SdkClient:
 
     async def connect(self) -> None:
         try:
-            with procgroup.own_process_group(_subprocess_cli):  # a kernel interrupt spares it
+            with procgroup.own_process_group(_subprocess_cli, self._spawned.append):
+                # (in its own process group: a kernel interrupt spares it)
                 await self._client.connect()
         except Exception as e:
             code = await self._exit_code()
@@ -162,7 +164,10 @@ class SdkClient:
         return code if isinstance(code, int) else None
 
     def _process(self) -> Any:
-        """The SDK transport's process object (an SDK internal: None if its layout changed)."""
+        """The CLI's process object: as it was started, else the SDK transport's (an SDK
+        internal: None if its layout changed)."""
+        if self._spawned:
+            return self._spawned[-1]
         return getattr(getattr(self._client, "_transport", None), "_process", None)
 
     async def _permission(self, tool: str, tool_input: dict[str, Any],

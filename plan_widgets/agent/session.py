@@ -23,6 +23,7 @@ from ..model.options import SessionOptions
 from ..store import LogIncomplete
 from . import wording
 from .decisions import Decision, DecisionBook
+from .desk import Desk
 from .gate import Gate
 from .lifecycle import Lifecycle
 from .modes import Modes
@@ -55,7 +56,7 @@ class Session:
         self.log_problem: str | None = None
         """Why the event log is incomplete (a full disk), or None: the session goes on."""
         self.modes = Modes(self, self.options.plan, self.options.model)
-        self.gate = Gate(self)
+        self.gate = Gate(Desk(self))
         self.runner = Runner(self)
         self.rewinder = Rewinder(self)
         self._pulse = asyncio.Event()
@@ -355,46 +356,6 @@ class Session:
         """Wait for the next state change (or ``tick`` seconds, whichever comes first)."""
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(self._pulse.wait(), tick)
-
-    # -- the gate's host -----------------------------------------------------------------------
-    def open_decision(self, d: Decision) -> None:
-        self.emit(d.asked_event())
-        self.book.add(d)
-        d.on_resolved(self._decided)
-        view = self.runner.turn.view if self.runner.turn is not None else NullView()
-        try:
-            view.decision(d)
-        except Exception as e:  # a card that cannot render must not lose the decision
-            log.exception("could not show the %s card", d.kind)
-            try:
-                view.error(wording.card_failed(d.kind, e, self.name))
-            except Exception:
-                log.exception("could not show that the card failed")
-        self.notify()
-
-    def _decided(self, d: Decision) -> None:
-        self.emit(d.decided_event())
-
-    def decision_closed(self, d: Decision) -> None:
-        self.notify()
-
-    def note_refusal(self, tool: str, tool_input: dict[str, Any]) -> None:
-        target = tool_input.get("file_path") or tool_input.get("command") or ""
-        self.emit(ev.ErrorEvent(kind="plan_refusal", message=f"refused {tool} {target}".strip()))
-        self.marker(wording.plan_refused(tool))
-
-    def note_empty_plan(self) -> None:
-        self.emit(ev.ErrorEvent(kind="empty_plan", message="ExitPlanMode without a plan"))
-        self.marker(wording.EMPTY_PLAN)
-
-    async def leaving_plan(self, mode: str) -> None:
-        await self.modes.leaving_plan(mode)
-
-    def note_gate_refusal(self, kind: str, tool: str, tool_input: dict[str, Any],
-                          marker: str) -> None:
-        target = tool_input.get("file_path") or tool_input.get("notebook_path") or ""
-        self.emit(ev.ErrorEvent(kind=kind, message=f"refused {tool} {target}".strip()))
-        self.marker(marker)
 
     # -- the owner task's steps (see lifecycle) ------------------------------------------------
     async def connected_now(self, mode: str, source: str) -> None:

@@ -39,9 +39,11 @@ if TYPE_CHECKING:
         gc_paused,
         parse_event,
     )
-    from .state import Cost, DecisionRecord, SessionState, apply, fold
+    from .folding import apply, fold
+    from .state import Cost, DecisionRecord, SessionState
 
-_FROM_STATE = frozenset({"Cost", "DecisionRecord", "SessionState", "apply", "fold"})
+_FROM = {"Cost": ".state", "DecisionRecord": ".state", "SessionState": ".state",
+         "apply": ".folding", "fold": ".folding"}
 __all__ = [
     "Actor",
     "Cost",
@@ -81,5 +83,5 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     if name not in __all__:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module = importlib.import_module(".state" if name in _FROM_STATE else ".events", __name__)
+    module = importlib.import_module(_FROM.get(name, ".events"), __name__)
     return getattr(module, name)

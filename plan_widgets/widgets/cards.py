@@ -70,11 +70,11 @@ class Card(w.Box):
         if d.outcome is not None:
             for c in self._inputs():
                 c.disabled = True
-        self._set_status(status_html(d))
+        self.set_status(status_html(d))
         if d.outcome is not None and self._handle is not None:
             _soon(self.make_static)
 
-    def _set_status(self, safe_html: str) -> None:
+    def set_status(self, safe_html: str) -> None:
         self.status.value = html_block(_lines(safe_html), "pw-status")
 
     def mimebundle(self) -> dict[str, Any]:
@@ -203,12 +203,12 @@ class QuestionCard(Card):
         d = self.decision
         assert isinstance(d, QuestionDecision)
         if not answers:
-            self._set_status('<span style="color:#b91c1c">Pick an option or write one.</span>')
+            self.set_status('<span style="color:#b91c1c">Pick an option or write one.</span>')
             return
         if missing and self._warned != frozenset(missing):
             # as Claude Code's own review step: say what is unanswered, send on a second Submit
             self._warned = frozenset(missing)
-            self._set_status(
+            self.set_status(
                 '<span style="color:#b45309">Not answered yet: '
                 f"{escape(', '.join(missing))}. Press Submit again to send as it is.</span>"
             )

@@ -136,7 +136,7 @@ class PlanEditor:
             return self.d.approve(mode, plan=self.draft, by="user")
         except ValueError as e:  # an empty edit: one line on the card, nothing decided
             msg = str(e)[:1].upper() + str(e)[1:]
-            self.card._set_status(f'<span style="color:#b91c1c">{escape(msg)}.</span>')
+            self.card.set_status(f'<span style="color:#b91c1c">{escape(msg)}.</span>')
             return False
 
     def keep(self, feedback: str) -> bool:

@@ -1,0 +1,92 @@
+"""The session as the gate's host: what the gate asks of a session, in one small class.
+
+The gate (:mod:`gate`) speaks to its host through the :class:`~plan_widgets.agent.gate.GateHost`
+protocol only; :class:`Desk` answers for a :class:`~plan_widgets.agent.session.Session`: a new
+decision is logged, recorded and shown on the running turn's card; refusals are logged and
+said as a marker; an approved plan leaves plan mode through mode tracking.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from .. import model as ev
+from ..model.options import SessionOptions
+from . import wording
+from .decisions import Decision
+from .seam import HostTools
+from .turn import NullView
+
+if TYPE_CHECKING:
+    from .session import Session
+
+log = logging.getLogger("plan_widgets")
+
+
+class Desk:
+    """A :class:`~plan_widgets.agent.gate.GateHost` for one session."""
+
+    def __init__(self, session: Session) -> None:
+        self.s = session
+
+    @property
+    def options(self) -> SessionOptions:
+        return self.s.options
+
+    @property
+    def plan_in_force(self) -> bool:
+        return self.s.plan_in_force
+
+    @property
+    def cli_env(self) -> Mapping[str, str]:
+        return self.s.cli_env
+
+    @property
+    def host_tools(self) -> HostTools | None:
+        return self.s.host_tools
+
+    def open_decision(self, d: Decision) -> None:
+        s = self.s
+        s.emit(d.asked_event())
+        s.book.add(d)
+        d.on_resolved(self._decided)
+        view = s.current_turn.view if s.current_turn is not None else NullView()
+        try:
+            view.decision(d)
+        except Exception as e:  # a card that cannot render must not lose the decision
+            log.exception("could not show the %s card", d.kind)
+            try:
+                view.error(wording.card_failed(d.kind, e, s.name))
+            except Exception:
+                log.exception("could not show that the card failed")
+        s.notify()
+
+    def _decided(self, d: Decision) -> None:
+        self.s.emit(d.decided_event())
+
+    def decision_closed(self, d: Decision) -> None:
+        self.s.notify()
+
+    def end_decisions(self, by: str, *, only: Decision | None = None) -> None:
+        self.s.end_decisions(by, only=only)
+
+    def note_refusal(self, tool: str, tool_input: dict[str, Any]) -> None:
+        target = tool_input.get("file_path") or tool_input.get("command") or ""
+        self.s.emit(ev.ErrorEvent(kind="plan_refusal",
+                                  message=f"refused {tool} {target}".strip()))
+        self.s.marker(wording.plan_refused(tool))
+
+    def note_empty_plan(self) -> None:
+        self.s.emit(ev.ErrorEvent(kind="empty_plan", message="ExitPlanMode without a plan"))
+        self.s.marker(wording.EMPTY_PLAN)
+
+    async def leaving_plan(self, mode: str) -> None:
+        await self.s.modes.leaving_plan(mode)
+
+    def note_gate_refusal(self, kind: str, tool: str, tool_input: dict[str, Any],
+                          marker: str) -> None:
+        target = tool_input.get("file_path") or tool_input.get("notebook_path") or ""
+        self.s.emit(ev.ErrorEvent(kind=kind, message=f"refused {tool} {target}".strip()))
+        self.s.marker(marker)

@@ -1,0 +1,320 @@
+"""Folding events into state: one handler per event type, :func:`fold` and :func:`apply`.
+
+The state is a pure fold of the log, so a restarted kernel that re-reads the log shows exactly
+what happened, and every prefix of a log folds to the state as it stood then (tested with
+hypothesis in ``tests/test_fold_properties.py``). A new event type takes one class in
+:mod:`events` and one handler here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
+from typing import Any
+
+from .events import (
+    MAX_ERRORS,
+    DecisionKind,
+    ErrorEvent,
+    Event,
+    FilesRewound,
+    ModelSwitched,
+    PlanDecided,
+    PlanMode,
+    PlanProposed,
+    QuestionAnswered,
+    QuestionAsked,
+    SessionStarted,
+    TasksUpdated,
+    ToolDecided,
+    ToolRequested,
+    TurnEnded,
+    TurnStarted,
+    gc_paused,
+)
+from .state import Cost, DecisionRecord, SessionState
+
+_STATE_FIELDS = tuple(SessionState.__dataclass_fields__)
+_SCALARS = tuple(
+    f for f in _STATE_FIELDS if f not in ("decisions", "errors", "pending_ids", "approved_ids")
+)
+
+
+
+class _Builder:
+    """A mutable state used while folding; containers are copied on first write."""
+
+    # the scalar fields of SessionState, copied in and out (see _SCALARS)
+    session_id: str | None
+    name: str | None
+    cwd: str | None
+    resting_mode: str | None
+    mode: str | None
+    requested_mode: str | None
+    refused: str | None
+    model: str | None
+    plan_model: str | None
+    turns: int
+    working: bool
+    cost_usd: float
+    input_tokens: int
+    output_tokens: int
+    last_event_seq: int
+    started: float | None
+    updated: float | None
+    cost_base: float
+    cost_run: float
+    latest_plan: str | None
+    tasks: tuple[Mapping[str, Any], ...]
+    tasks_turn: int
+    rewound: tuple[int, ...]
+
+    def __init__(self, state: SessionState, own: bool) -> None:
+        for f in _SCALARS:
+            setattr(self, f, getattr(state, f))
+        self._state = state
+        self._decisions: Any = state.decisions
+        self._errors: Any = state.errors
+        self._pending: Any = state.pending_ids
+        self._approved: Any = state.approved_ids
+        self._dirty: set[str] = set()
+        if own:
+            self.decs()
+            self.errs()
+            self.pend()
+            self.appr()
+
+    # copy-on-write accessors
+    def decs(self) -> dict[str, DecisionRecord]:
+        if "d" not in self._dirty:
+            self._decisions = dict(self._decisions)
+            self._dirty.add("d")
+        return self._decisions
+
+    def errs(self) -> list[str]:
+        if "e" not in self._dirty:
+            self._errors = list(self._errors)
+            self._dirty.add("e")
+        return self._errors
+
+    def pend(self) -> list[str]:
+        if "p" not in self._dirty:
+            self._pending = list(self._pending)
+            self._dirty.add("p")
+        return self._pending
+
+    def appr(self) -> list[str]:
+        if "a" not in self._dirty:
+            self._approved = list(self._approved)
+            self._dirty.add("a")
+        return self._approved
+
+    def freeze(self) -> SessionState:
+        s = self._state
+        dirty = self._dirty
+        errors = self._errors
+        if "e" in dirty and len(errors) > MAX_ERRORS:
+            del errors[:-MAX_ERRORS]
+        return SessionState(
+            **{f: getattr(self, f) for f in _SCALARS},
+            decisions=MappingProxyType(self._decisions) if "d" in dirty else s.decisions,
+            errors=tuple(errors) if "e" in dirty else s.errors,
+            pending_ids=tuple(self._pending) if "p" in dirty else s.pending_ids,
+            approved_ids=tuple(self._approved) if "a" in dirty else s.approved_ids,
+        )
+
+    # -- one event -------------------------------------------------------------------------
+    def run(self, events: Iterable[Any]) -> None:
+        get = _HANDLERS.get
+        seq: int = self.last_event_seq
+        last = None
+        for e in events:
+            handler = get(e.type)
+            if handler is not None:
+                handler(self, e)
+            if e.seq > seq:
+                seq = e.seq
+            last = e
+        self.last_event_seq = seq
+        if last is not None:
+            self.updated = last.ts
+
+    def error(self, text: str) -> None:
+        errors = self.errs()
+        errors.append(text)
+        if len(errors) > 4 * MAX_ERRORS:
+            del errors[:-MAX_ERRORS]
+
+    def ask(self, e: Any, decision: DecisionRecord) -> None:
+        decs = self.decs()
+        old = decs.get(decision.id)
+        if old is not None and (not old.pending or old.kind != decision.kind):
+            return  # a decision is asked and resolved once; an id names one decision
+        decs[decision.id] = decision
+        if old is None:
+            self.pend().append(decision.id)
+
+    def decide(self, e: Any, kind: DecisionKind, **changes: Any) -> None:
+        decs = self.decs()
+        old = decs.get(e.decision_id)
+        if old is None:  # asked before the log began: still record the outcome
+            old = DecisionRecord(id=e.decision_id, kind=kind)
+        elif not old.pending or old.kind != kind:
+            return  # resolved once, later endings change nothing; nor do another kind's
+        else:
+            self.pend().remove(e.decision_id)
+        new = old._replace(status=e.outcome, ts_decided=e.ts, by=e.by, **changes)
+        decs[e.decision_id] = new
+        if kind == "plan" and e.outcome == "approved":
+            self.appr().append(e.decision_id)
+
+
+def _session_started(b: _Builder, e: SessionStarted) -> None:
+    if e.resumed_from is None and b.session_id is not None:
+        # a fresh session in an old log: start over (resume is the way to continue)
+        fresh = _Builder(SessionState(), own=True)
+        b.__dict__.update(fresh.__dict__)
+    if b.started is None:
+        b.started = e.ts
+    b.session_id = e.session_id
+    b.name = e.name
+    b.cwd = e.cwd
+    b.resting_mode = e.resting_mode
+    if e.model is not None or e.resumed_from is None:
+        b.model = e.model  # a resume that names no model keeps the one last reported
+    b.plan_model = e.plan_model
+    b.working = False
+    b.cost_base, b.cost_run = Cost(b.cost_base, b.cost_run).new_process()
+    b.cost_usd = b.cost_base
+
+
+def _turn_started(b: _Builder, e: TurnStarted) -> None:
+    b.turns += 1
+    b.working = True
+
+
+def _turn_ended(b: _Builder, e: TurnEnded) -> None:
+    b.working = False
+    b.input_tokens += e.input_tokens
+    b.output_tokens += e.output_tokens
+    cost = Cost(b.cost_base, b.cost_run).reported(e.cost_usd)
+    b.cost_base, b.cost_run, b.cost_usd = cost.base, cost.run, cost.total
+    if e.is_error:
+        b.error(f"turn {e.turn} {e.result}" + (f": {e.message}" if e.message else ""))
+
+
+def _plan_mode(b: _Builder, e: PlanMode) -> None:
+    if e.state == "requested":
+        b.requested_mode = e.mode
+        b.refused = None
+    elif e.state == "effective":
+        b.mode = e.mode
+        if b.requested_mode == e.mode:
+            b.requested_mode = None
+    else:
+        b.requested_mode = None
+        b.refused = e.detail or f"{e.mode} refused"
+
+
+def _plan_proposed(b: _Builder, e: PlanProposed) -> None:
+    known = b._decisions.get(e.decision_id)
+    if known is not None and (not known.pending or known.kind != "plan"):
+        return  # a repeat of a plan already decided (or a clashing id): supersedes nothing
+    prev = b.latest_plan
+    revises = known.revises if known is not None else None
+    if prev is not None and prev != e.decision_id:
+        decs = b.decs()
+        old = decs.get(prev)
+        if old is not None and not old.superseded:
+            decs[prev] = old._replace(superseded=True)
+        if old is not None and old.status == "rejected":
+            revises = prev  # sent back with Keep planning: this is its revision
+    b.latest_plan = e.decision_id
+    b.ask(e, DecisionRecord(
+        id=e.decision_id, kind="plan", ts_asked=e.ts, turn=b.turns, tool_use_id=e.tool_use_id,
+        plan=e.plan, plan_file=e.plan_file, revises=revises,
+    ))
+
+
+def _plan_decided(b: _Builder, e: PlanDecided) -> None:
+    changes: dict[str, Any] = {"feedback": e.feedback, "mode_after": e.mode_after}
+    if e.outcome == "approved" and (e.edited or e.approved_plan is not None):
+        changes["edited"] = True
+        if e.approved_plan is not None:  # the plan in force is the text the user approved
+            old = b._decisions.get(e.decision_id)
+            changes["plan"] = e.approved_plan
+            changes["proposed_plan"] = old.plan if old is not None else None
+    b.decide(e, "plan", **changes)
+
+
+def _model_switched(b: _Builder, e: ModelSwitched) -> None:
+    b.model = e.to_model
+
+
+def _question_asked(b: _Builder, e: QuestionAsked) -> None:
+    b.ask(e, DecisionRecord(
+        id=e.decision_id, kind="question", ts_asked=e.ts, turn=b.turns,
+        tool_use_id=e.tool_use_id, questions=tuple(e.questions),
+    ))
+
+
+def _question_answered(b: _Builder, e: QuestionAnswered) -> None:
+    b.decide(e, "question", answers=MappingProxyType(e.answers),
+             notes=MappingProxyType(e.notes) if e.notes else None)
+
+
+def _tool_requested(b: _Builder, e: ToolRequested) -> None:
+    b.ask(e, DecisionRecord(
+        id=e.decision_id, kind="tool", ts_asked=e.ts, turn=b.turns, tool_use_id=e.tool_use_id,
+        tool=e.tool, input=MappingProxyType(e.input), suggestions=tuple(e.suggestions),
+    ))
+
+
+def _tool_decided(b: _Builder, e: ToolDecided) -> None:
+    b.decide(e, "tool", reason=e.reason)
+
+
+def _tasks_updated(b: _Builder, e: TasksUpdated) -> None:
+    b.tasks = tuple(MappingProxyType(dict(t)) for t in e.tasks)
+    b.tasks_turn = e.turn
+
+
+def _files_rewound(b: _Builder, e: FilesRewound) -> None:
+    b.rewound = (*b.rewound, e.turn)
+
+
+def _error(b: _Builder, e: ErrorEvent) -> None:
+    b.error(f"{e.kind}: {e.message}")
+
+
+_HANDLERS: dict[str, Any] = {
+    "session:started": _session_started,
+    "turn:started": _turn_started,
+    "turn:ended": _turn_ended,
+    "plan:mode": _plan_mode,
+    "plan:proposed": _plan_proposed,
+    "plan:decided": _plan_decided,
+    "model:switched": _model_switched,
+    "question:asked": _question_asked,
+    "question:answered": _question_answered,
+    "tool:requested": _tool_requested,
+    "tool:decided": _tool_decided,
+    "tasks:updated": _tasks_updated,
+    "files:rewound": _files_rewound,
+    "error": _error,
+}
+
+
+def apply(state: SessionState, event: Event) -> SessionState:
+    """Return the state after ``event``; ``state`` itself is left as it was."""
+    b = _Builder(state, own=False)
+    b.run((event,))
+    return b.freeze()
+
+
+def fold(events: Iterable[Event], state: SessionState | None = None) -> SessionState:
+    """Fold ``events`` (oldest first) onto ``state`` (default: the empty state)."""
+    b = _Builder(state if state is not None else SessionState(), own=True)
+    with gc_paused():
+        b.run(events)
+    return b.freeze()
