@@ -321,7 +321,7 @@ def test_a_failing_or_hanging_meter_never_fails_a_turn(
 
         c.get_context_usage = hang  # type: ignore[method-assign]
         second = s.ask("two")
-        third = s.ask("three")  # queued behind: delayed at most by the bound
+        third = s.ask("three")  # queued behind: the meter (in the background) holds it not
         await third
         assert second.ok and third.ok and s.context is None
         await s.close()

@@ -22,6 +22,7 @@ from . import wording
 from .checklist import TASK_TOOLS, Checklist
 from .context import CONTEXT_TIMEOUT, ContextUsage
 from .gate import EDIT_TOOLS, is_plan_file
+from .tasks import spawn
 from .turn import Turn
 
 if TYPE_CHECKING:
@@ -58,6 +59,7 @@ class Runner:
         self.context: ContextUsage | None = None
         """How full the context window was after the last turn (None before one ended)."""
         self._checklist: Checklist | None = None
+        self._measuring: asyncio.Task[Any] | None = None
         self.files_turn: tuple[int, list[str]] | None = None
         """The latest turn that changed files, and its files (the control bar's Rewind)."""
 
@@ -117,11 +119,14 @@ class Runner:
         finally:
             self.turn = None
             s.notify()
-        await self.measure_context(turn.number)
+        # in the background: the CLI's first answer can take a second (notes m13, section 5),
+        # and neither the next turn nor closing the session waits for a meter
+        if self._measuring is not None:
+            self._measuring.cancel()
+        self._measuring = spawn(self.measure_context(turn.number))
 
     async def measure_context(self, number: int) -> ContextUsage | None:
-        """Read how full the context is (bounded; a failure only leaves the meter as it was).
-        Runs after the turn has let go of the session (a slow answer delays no one's wait)."""
+        """Read how full the context is (bounded; a failure only leaves the meter as it was)."""
         s = self.s
         client = s.client
         if client is None or s.dead or s.closed or not hasattr(client, "get_context_usage"):

@@ -103,8 +103,14 @@ def context(args: argparse.Namespace) -> None:
     """How full the context window was after the last turn, by category."""
     s = args.live
     ctx = s.context
+    if (ctx is None or ctx.turn < s.state.turns) and not (s.dead or s.closed):
+        from IPython.core.async_helpers import get_asyncio_loop
+
+        loop = get_asyncio_loop()  # terminal IPython: the loop runs only in cells; read it now
+        if not loop.is_running():
+            ctx = loop.run_until_complete(s.context_usage())
     if ctx is None:
-        print(f"{s.name}: the context is measured after each turn; no turn has ended yet")
+        print(f"{s.name}: not measured yet (the context is read after each turn)")
         return
     lines = ctx.lines()
     print(f"{s.name}: {ctx.label} after turn {ctx.turn}: {lines[0]}")
@@ -141,6 +147,9 @@ def _rewind_in_terminal(s: Any, number: int, yes: bool) -> None:
     from ..agent.rewind import NOT_TRACKED
 
     loop = get_asyncio_loop()
+    if loop.is_running():  # a cell with an await in it runs on the loop itself
+        raise OptionError(f"%claude rewind: run it in a cell of its own, or "
+                          f"await plan_widgets.get({s.name!r}).rewind({number})")
     plan = loop.run_until_complete(s.rewinder.preview(number))
     if not plan.files:
         print(f"{s.name}: nothing to rewind: the files are as they were before turn {number}")
