@@ -201,14 +201,17 @@ class Lifecycle:
     async def stop(self) -> None:
         s = self.s
         s.book.end_open("close" if s.closed else "cli")
+        if self.log is not None:
+            # first: nothing more is logged (a late event takes the lock again for itself), and
+            # the next writer (a resume in this kernel or another) need not wait for the CLI's
+            # exit, which took 1.5-2 s (a resume right after %claude stop was refused)
+            self.log.close()
         if self.client is not None:
             await _quietly(self.client.disconnect(), "disconnect the CLI", DISCONNECT_TIMEOUT)
         if self.scripted is not None:
             await _quietly(self.scripted.astop(), "stop the scripted model")
         if self.scratch is not None:
             self.scratch.remove()
-        if self.log is not None:
-            self.log.close()
         s.runner.drop_queued(s.dead or "the session was closed")
         s.notify()
 
