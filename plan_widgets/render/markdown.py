@@ -2,8 +2,8 @@ r"""The one path by which model-written text reaches the page.
 
 Everything the model writes (streamed text, plans, tool inputs and results, questions, error
 text that echoes them) is untrusted: it may carry instructions planted in files the agent read.
-:func:`render_html` turns Markdown into HTML with raw HTML disabled (markdown-it-py escapes it)
-and unsafe link targets refused, so headings, lists, code blocks and tables survive and nothing
+:func:`render_html` turns Markdown into HTML with raw HTML written out as text and unsafe link
+targets refused (:mod:`.engine`), so headings, lists, code blocks and tables survive and nothing
 executable does. The result is handed to the frontend as ``text/markdown`` made of a single
 HTML block (no blank lines), which the frontend's Markdown renderer passes through unchanged.
 
@@ -21,32 +21,9 @@ from __future__ import annotations
 import html
 import json
 import re
-from functools import lru_cache
 from typing import Any
 
-from markdown_it import MarkdownIt
-
-_SAFE_SCHEMES = ("http:", "https:", "mailto:")
-_SCHEME = re.compile(r"^\s*([a-zA-Z][a-zA-Z0-9+.\-]*):")
-
-
-def _validate_link(url: str) -> bool:
-    """Allow relative links, anchors and http(s)/mailto; refuse javascript:, data:, vbscript:..."""
-    # Entities and control characters are how "java&#115;cript:" sneaks past naive checks.
-    cleaned = re.sub(r"[\x00-\x20\x7f]+", "", html.unescape(url))
-    m = _SCHEME.match(cleaned)
-    if m is None:
-        return True  # relative link or anchor
-    return (m.group(1).lower() + ":") in _SAFE_SCHEMES
-
-
-@lru_cache(maxsize=1)
-def _md() -> MarkdownIt:
-    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
-    md.enable("table")
-    md.enable("strikethrough")
-    md.validateLink = _validate_link  # type: ignore[method-assign]
-    return md
+from .engine import block_lines, style_headings, to_html
 
 
 def escape(text: Any) -> str:
@@ -95,15 +72,8 @@ def render_html(src: str, *, card: bool = False) -> str:
     ``card=True``: the headings are scaled down (:data:`CARD_HEADING_STYLE`), so that a card's
     own title (:data:`CARD_TITLE_STYLE`) stays the largest text on the card.
     """
-    if not card:
-        return html_block(_md().render(src or ""), "pw-md")
-    md = _md()
-    env: dict[str, Any] = {}
-    tokens = md.parse(src or "", env)
-    for t in tokens:
-        if t.type == "heading_open":
-            t.attrSet("style", CARD_HEADING_STYLE.get(t.tag, CARD_HEADING_STYLE["h4"]))
-    return html_block(md.renderer.render(tokens, md.options, env), "pw-md")
+    out = to_html(src or "")
+    return html_block(style_headings(out, CARD_HEADING_STYLE) if card else out, "pw-md")
 
 
 # A card's title and the headings inside it (a plan's "# Plan" would otherwise be twice the
@@ -153,10 +123,7 @@ def stable_prefix(text: str) -> int:
     """
     if not text:
         return 0
-    md = _md()
-    tokens: list[Any] = []
-    md.block.parse(_normalized(text), md, {}, tokens)
-    return _cut(text, tokens)[0]
+    return _cut(text, block_lines(_normalized(text)))[0]
 
 
 def _normalized(text: str) -> str:
@@ -164,9 +131,9 @@ def _normalized(text: str) -> str:
     return _LINE_BREAK.sub("\n", text).replace("\0", "\ufffd")
 
 
-def _cut(text: str, tokens: list[Any]) -> tuple[int, int]:
-    """:func:`stable_prefix` from the block tokens of ``text``: (offset, line) of the cut, or
-    (0, 0) when nothing is stable yet."""
+def _cut(text: str, firsts: list[int]) -> tuple[int, int]:
+    """:func:`stable_prefix` from the first lines of the top-level blocks of ``text``:
+    (offset, line) of the cut, or (0, 0) when nothing is stable yet."""
     starts = [0] + [m.end() for m in _LINE_BREAK.finditer(text)]  # offset of each line
     last = len(starts) - 1  # the last line may be incomplete
 
@@ -174,8 +141,7 @@ def _cut(text: str, tokens: list[Any]) -> tuple[int, int]:
         end = starts[i + 1] if i < last else len(text)
         return _LINE_BREAK.sub("", text[starts[i]:end])
 
-    blocks = sorted({t.map[0] for t in tokens if t.level == 0 and t.map}, reverse=True)
-    for first in blocks:
+    for first in sorted(set(firsts), reverse=True):
         if first == 0 or first > last or not _BLANK.match(line(first - 1)):
             continue
         if first == last and _MAY_CONTINUE.match(line(first)):
@@ -185,33 +151,18 @@ def _cut(text: str, tokens: list[Any]) -> tuple[int, int]:
 
 
 def render_stream(text: str) -> tuple[int, str, str]:
-    """Streamed ``text`` in one parse: ``(cut, frozen, tail)``.
+    """Streamed ``text`` as ``(cut, frozen, tail)``: ``cut`` is :func:`stable_prefix` (text),
+    ``frozen`` the HTML of ``text[:cut]`` and ``tail`` that of ``text[cut:]``, each exactly what
+    :func:`render_html` makes of that part alone (``""`` for an empty part).
 
-    ``cut`` is :func:`stable_prefix` (text), ``frozen`` the HTML of ``text[:cut]`` and ``tail``
-    that of ``text[cut:]``, each exactly what :func:`render_html` makes of that part alone
-    (``""`` for an empty part), but the text is parsed once instead of three times: the
-    stable prefix is found in the same tokens that are rendered. A link reference definition
-    would let one part's links resolve from the other, so then each part is rendered alone.
+    The text is parsed three times (its blocks, then each part), which with markdown-it.rs
+    costs less than one parse with markdown-it-py did (:mod:`.engine`).
     """
     if not text:
         return 0, "", ""
-    md = _md()
-    env: dict[str, Any] = {}
-    tokens = md.parse(text, env)
-    if env.get("references"):
-        cut = stable_prefix(text)
-        return (cut, render_html(text[:cut]) if cut else "",
-                render_html(text[cut:]) if cut < len(text) else "")
-    cut, first = _cut(text, tokens)
-    k = 0
-    if cut:
-        k = next(i for i, t in enumerate(tokens)
-                 if t.level == 0 and t.map and t.map[0] >= first)
-
-    def html(part: list[Any]) -> str:
-        return html_block(md.renderer.render(part, md.options, env), "pw-md")
-
-    return cut, html(tokens[:k]) if cut else "", html(tokens[k:]) if cut < len(text) else ""
+    cut = stable_prefix(text)
+    return (cut, render_html(text[:cut]) if cut else "",
+            render_html(text[cut:]) if cut < len(text) else "")
 
 
 def summarize(value: Any, limit: int = 120) -> str:

@@ -1,0 +1,165 @@
+"""The Markdown parser behind the one render path, and the two safety rules it applies.
+
+**Which parser.** `comrak <https://github.com/kivikakk/comrak>`_ (the Rust port of GitHub's
+cmark-gfm, used by crates.io, docs.rs and GitLab) through its Python binding, where a wheel
+exists (CPython 3.10-3.14 on Linux and macOS); else ``markdown-it-py`` (Windows, or a platform
+with no wheel). Both with the same rules: CommonMark plus tables and strikethrough, no raw HTML,
+no autolinking of bare URLs, no smart punctuation.
+
+Why not markdown-it-py alone: measured on this machine (2 cores) on the benchmarks' 200 KB
+answer, markdown-it-py renders it in 269 ms and its block structure alone (what
+:func:`block_lines` needs) takes 112 ms; comrak does both in 6-20 ms. Streaming renders every
+byte about once, so with markdown-it-py the rendering alone cost 54 µs per delta of a
+5,000-delta answer: the whole gap between the kernel's CPU and the bare SDK's
+(docs/benchmarks.md, figure 4). Tried and refused: ``markdown-it-pyrs`` (markdown-it.rs) panics
+on the two characters ``[` `` (found by ``tests/test_render.py``'s hostile-text property test),
+and ``cmarkgfm``'s binding leaks the output and the syntax tree of every call (5.9 MB per
+200 KB render with extensions). comrak's binding showed no growth over 300 renders.
+
+**No raw HTML.** comrak runs with ``escape`` (raw HTML is written out as text: ``<script>``
+arrives as ``&lt;script&gt;``), markdown-it-py with ``html=False``. So every tag and attribute
+in the output was written by the parser, with attribute values escaped, and :func:`_safe_links`
+and :func:`style_headings` can read them with a regular expression.
+
+**Links.** Only relative links, anchors, ``http:``, ``https:`` and ``mailto:``. A link to
+anything else (``javascript:``, ``data:``, ``vbscript:``, ``file:``, an app's own scheme like
+``vscode:``) loses its target and stays as its text; such an image becomes its alt text. The
+rule is applied to the output (:func:`_safe_links`), the same way for both parsers.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any
+
+_SAFE_SCHEMES = ("http:", "https:", "mailto:")
+_SCHEME = re.compile(r"^\s*([a-zA-Z][a-zA-Z0-9+.\-]*):")
+def link_allowed(url: str) -> bool:
+    """Allow relative links, anchors and http(s)/mailto; refuse javascript:, data:, vbscript:..."""
+    # Entities and control characters are how "java&#115;cript:" sneaks past naive checks.
+    cleaned = re.sub(r"[\x00-\x20\x7f]+", "", html.unescape(url))
+    m = _SCHEME.match(cleaned)
+    if m is None:
+        return True  # relative link or anchor
+    return (m.group(1).lower() + ":") in _SAFE_SCHEMES
+
+
+@lru_cache(maxsize=1)
+def _comrak() -> Callable[[str], str] | None:
+    try:
+        import comrak
+    except ImportError:
+        return None
+    ext = comrak.ExtensionOptions()
+    ext.table = True
+    ext.strikethrough = True
+    opts = comrak.RenderOptions()
+    opts.escape = True  # raw HTML as text (not dropped: a plan hides nothing from its reader)
+    blocks = comrak.RenderOptions()
+    blocks.escape = True
+    blocks.sourcepos = True
+
+    def render(src: str, sourcepos: bool = False) -> str:
+        return comrak.render_markdown(src, extension_options=ext,
+                                      render_options=blocks if sourcepos else opts)
+
+    return render
+
+
+@lru_cache(maxsize=1)
+def _python() -> Any:
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    md.enable("table")
+    md.enable("strikethrough")
+    md.validateLink = lambda url: True  # _safe_links decides, as for comrak
+    return md
+
+
+def parser_name() -> str:
+    """Which parser renders here: ``"comrak"`` or ``"markdown-it-py"``."""
+    return "comrak" if _comrak() is not None else "markdown-it-py"
+
+
+def _render_python(src: str) -> str:
+    return str(_python().render(src))
+
+
+def renderer(name: str | None = None) -> Callable[[str], str]:
+    """The parser's own render (links not yet checked): comrak where it is installed, or the
+    one ``name``d."""
+    fast = _comrak()
+    if name == "markdown-it-py" or (name is None and fast is None):
+        return _render_python
+    if fast is None:
+        raise ImportError("comrak is not installed")
+    return fast
+
+
+def to_html(src: str, name: str | None = None) -> str:
+    """Markdown → inert HTML: no raw HTML, links and images only to allowed targets."""
+    out = _safe_links(renderer(name)(src))
+    return _ALIGN.sub(r'<\1 style="text-align:\2">', out) if "<table>" in out else out
+
+
+# Links cannot contain links (CommonMark), so the first </a> closes the <a ...> it follows.
+_A = re.compile(r'<a href="([^"]*)"[^>]*>(.*?)</a>', re.S)
+_IMG = re.compile(r'<img src="([^"]*)" alt="([^"]*)"(?: title="[^"]*")? ?/?>')
+# comrak writes a column's alignment as align="..."; markdown-it-py, like JupyterLab's own
+# Markdown tables, as a style (kept by the sanitizer when a saved notebook is opened again).
+_ALIGN = re.compile(r'<(t[hd]) align="(left|center|right)">')
+
+
+def _target_ok(url: str) -> bool:
+    # comrak empties a javascript:/vbscript:/file:/data: target itself: no target, no link
+    return bool(url) and link_allowed(url)
+
+
+def _safe_links(out: str) -> str:
+    """A link whose target is refused becomes its text; such an image, its alt text."""
+    if "<a " not in out and "<img " not in out:
+        return out
+    out = _IMG.sub(lambda m: m.group(0) if _target_ok(m.group(1)) else m.group(2), out)
+    return _A.sub(lambda m: m.group(0) if _target_ok(m.group(1)) else m.group(2), out)
+
+
+_HEADING = re.compile(r"<h([1-6])>")
+
+
+def style_headings(out: str, styles: dict[str, str]) -> str:
+    """Give each ``<hN>`` of rendered output its style from ``styles`` (``h4``'s for h5, h6)."""
+    return _HEADING.sub(
+        lambda m: f'<h{m.group(1)} style="{styles.get("h" + m.group(1), styles["h4"])}">', out)
+
+
+_SOURCEPOS = re.compile(r'data-sourcepos="(\d+):(\d+)-(\d+):(\d+)"')
+
+
+def block_lines(text: str, name: str | None = None) -> list[int]:
+    """The line (0-based) on which each top-level block of ``text`` starts, as the renderer's
+    parser sees it. ``text`` is normalized (line breaks are ``\\n``).
+
+    With comrak: from the ``data-sourcepos`` of every block it renders, in document order
+    (a block comes before the blocks inside it, which lie within its span): a block that
+    starts after the span of the last top-level block is the next top-level block.
+    """
+    fast = _comrak()
+    if name == "markdown-it-py" or (name is None and fast is None):
+        py = _python()
+        tokens: list[Any] = []
+        py.block.parse(text, py, {}, tokens)
+        return [t.map[0] for t in tokens if t.level == 0 and t.map]
+    if fast is None:
+        raise ImportError("comrak is not installed")
+    firsts: list[int] = []
+    end = (0, 0)
+    for m in _SOURCEPOS.finditer(fast(text, True)):
+        l1, c1, l2, c2 = map(int, m.groups())
+        if (l1, c1) > end:
+            firsts.append(l1 - 1)
+            end = (l2, c2)
+    return firsts
