@@ -16,15 +16,30 @@ import ipywidgets as w
 from ..render.markdown import html_block, markdown_bundle, render_html, render_stream
 from .shared import shared
 
-# Seconds between updates of a stream: about 9 a second, so render-time jitter and the cell's
+# Seconds between updates of a stream: at most about 9 a second, so timer jitter and the cell's
 # other updates stay under a budget of 10 a second (docs/benchmarks.md, figure 4).
 FLUSH_INTERVAL = 0.11
 PAGE_SIZE = 16  # frozen blocks per page (box) of a stream
-RENDER_SHARE = 0.25  # at most this share of a stream's time goes to rendering its updates
+# At most this share of the kernel's time goes to a stream's updates: an update that took c
+# seconds of CPU waits c / VIEW_SHARE before the next. Measured (figure 4's 200 KB answer, 56
+# updates): an update that freezes a block costs about 2.1 ms of the kernel's CPU (0.5 ms
+# Markdown, the rest three widget messages), one that only redraws a short tail well under 1 ms.
+# So a model's usual pace (tens of deltas a second) keeps 9 updates a second, while an answer
+# arriving at 30 KB a second (faster than anyone reads) gets about 5, and a long code block that
+# is re-rendered whole on every update gets fewer still.
+VIEW_SHARE = 0.01
+# ... but never fewer than 4 updates a second, so a stream never looks stuck. (An update's cost
+# grows with the text it brings, so without this cap a fast enough stream would push the
+# updates ever further apart.)
+MAX_INTERVAL = 0.25
 
 
 def _output(bundle: dict[str, str]) -> dict[str, Any]:
     return {"output_type": "display_data", "data": bundle, "metadata": {}}
+
+
+def _markdown(safe_html: str) -> dict[str, Any]:
+    return _output({"text/markdown": safe_html, "text/plain": ""})
 
 
 def markdown_output(src: str, **layout: Any) -> w.Output:
@@ -61,10 +76,10 @@ class StreamingMarkdown:
 
     Updates are coalesced to at most one every ``FLUSH_INTERVAL`` seconds, so a 5,000-delta
     answer costs a few dozen widget messages, and no update resends the whole text. Each
-    update parses the text not yet frozen once (:func:`render_stream`): the stable prefix and
-    both parts' HTML come from the same tokens. A tail that cannot be frozen yet (a long list
-    or code block still arriving) is rendered again on each update, so the updates are spaced
-    out further when rendering it takes longer: at most a ``RENDER_SHARE`` of the time.
+    update renders only the text not frozen yet (:func:`render_stream`). A tail that cannot be
+    frozen yet (a long list or code block still arriving) is rendered again on each update, so
+    the updates are spaced out further when they cost more: at most a ``VIEW_SHARE`` of the
+    kernel's time.
     """
 
     def __init__(self, box: w.Box) -> None:
@@ -123,15 +138,21 @@ class StreamingMarkdown:
         if not pending or self._shown == len(text):
             return
         self.flushes += 1
-        started = time.perf_counter()
+        started = time.thread_time()
+        try:
+            self._show(text, pending)
+        finally:
+            cost = time.thread_time() - started
+            self._interval = min(MAX_INTERVAL, max(FLUSH_INTERVAL, cost / VIEW_SHARE))
+
+    def _show(self, text: str, pending: str) -> None:
         cut, frozen_html, tail_html = render_stream(pending)
-        self._interval = max(FLUSH_INTERVAL, (time.perf_counter() - started) / RENDER_SHARE)
         self._shown = len(text)
         new_children: list[w.Widget] = []
         if cut > 0:
             self._html.append(frozen_html)
-            block = w.Output(layout=self._layout)
-            block.outputs = (_output({"text/markdown": frozen_html, "text/plain": ""}),)
+            # its content in the comm_open: no second message to fill it
+            block = w.Output(layout=self._layout, outputs=(_markdown(frozen_html),))
             # Blocks go into pages of PAGE_SIZE, so no update resends a long children list.
             if self._page is not None and len(self._page.children) < PAGE_SIZE:
                 self._page.children = (*self._page.children, block)
@@ -141,7 +162,7 @@ class StreamingMarkdown:
             self._frozen += cut
             pending = pending[cut:]
         if self._tail is None and pending:
-            self._tail = w.Output(layout=self._layout)
+            self._tail = w.Output(layout=self._layout, outputs=(_markdown(tail_html),))
             new_children.append(self._tail)
         if new_children:
             kids = [c for c in self.box.children if c is not self._tail]
@@ -150,7 +171,5 @@ class StreamingMarkdown:
                 kids.append(self._tail)
             self.box.children = tuple(kids)
         self._tail_html = tail_html
-        if self._tail is not None:
-            self._tail.outputs = (
-                (_output({"text/markdown": tail_html, "text/plain": ""}),) if pending else ()
-            )
+        if self._tail is not None:  # unchanged: no message
+            self._tail.outputs = (_markdown(tail_html),) if pending else ()
