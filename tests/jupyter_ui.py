@@ -40,6 +40,8 @@ UI_NAMES = {"lab": "JupyterLab", "notebook": "Notebook 7"}
 # What MathJax leaves in the page when it typesets something (v2, v3/v4).
 MATHJAX = "mjx-container, mjx-math, .MathJax, .MathJax_Display, .MathJax_Preview"
 # Elements and attributes that must never appear in an output: each would be a live payload.
+# (One exception, in assert_nothing_ran: a question card's own trusted <style>, _RADIO_CSS, as
+# it is, character for character.)
 EXECUTABLE = (
     "script, iframe, object, embed, style, [onerror], [onload], [onclick], "
     "a[href^='javascript:' i], [src^='javascript:' i], [src^='data:' i]"
@@ -256,9 +258,12 @@ def assert_nothing_ran(page: Any, dialogs: list[str]) -> None:
     assert pwned is None and dialogs == [], (
         f"a hostile payload ran: window.__pwned = {pwned}, dialogs: {dialogs}"
     )
+    from plan_widgets.widgets.cards import _RADIO_CSS
+
     live = page.locator(".jp-OutputArea").locator(EXECUTABLE)
-    found = [live.nth(k).evaluate("e => e.outerHTML.slice(0, 200)") for k in range(live.count())]
-    assert found == [], f"executable HTML reached the page: {found}"
+    found = [html for k in range(live.count())
+             if (html := live.nth(k).evaluate("e => e.outerHTML")) != _RADIO_CSS]
+    assert found == [], f"executable HTML reached the page: {[x[:200] for x in found]}"
 
 
 def assert_no_errors(page: Any) -> None:

@@ -176,10 +176,17 @@ class Kernel:
 
     def set_value(self, comm_id: str, value: Any) -> None:
         """Set a widget's value (a Textarea's text, a ToggleButton's state)."""
-        self.send_comm(comm_id, {"method": "update", "state": {"value": value},
-                                 "buffer_paths": []})
+        self.set_state(comm_id, value=value)
+
+    def select(self, comm_id: str, index: int) -> None:
+        """Pick option ``index`` of a selection widget (a click on one of RadioButtons)."""
+        self.set_state(comm_id, index=index)
+
+    def set_state(self, comm_id: str, **state: Any) -> None:
+        """Update a widget's state as the frontend does (one ``update`` comm_msg)."""
+        self.send_comm(comm_id, {"method": "update", "state": state, "buffer_paths": []})
         with self._lock:
-            self.widgets.setdefault(comm_id, {})["value"] = value
+            self.widgets.setdefault(comm_id, {}).update(state)
 
     def html_text(self) -> str:
         """All HTML widget values so far, joined (markers, card status lines)."""

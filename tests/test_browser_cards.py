@@ -49,6 +49,7 @@ WIDTHS = (800, 1400)
 HEIGHT = 1400
 PLAN_TITLE = "Plan proposed"
 QUESTION_DESCRIPTIONS = ("warm and loud", "calm and cool, the brand color", "fresh",
+                         "whatever $HOME and $PATH say, and \\(x\\) stays text",
                          "320 px, phones", "768 px, tablets", "1440 px, desktops")
 CELLS = [
     ("markdown", "# Cards\nEvery card kind, for screenshots."),
@@ -108,6 +109,44 @@ _MEASURE = r"""(card) => {
   return {vw, card: box(card), scrollWidth: card.scrollWidth, clientWidth: card.clientWidth,
           out: out ? {scrollWidth: out.scrollWidth, clientWidth: out.clientWidth} : null,
           buttons, sizes, wide, cut, text: card.innerText};
+}"""
+
+
+# The options of one card as the user sees them: each text beside its own radio or checkbox, no
+# option's text over the next one's; a radio level with its text's first line. Problems found.
+_OPTIONS = r"""(card) => {
+  const bad = [];
+  const rows = [...card.querySelectorAll('.widget-radio-box label, .widget-checkbox')]
+      .filter(e => e.checkVisibility());
+  const text = (row) => {  // the rectangles of the row's text, line by line
+    const range = document.createRange();
+    range.selectNodeContents(row.matches('label')
+        ? [...row.childNodes].find(n => n.nodeType === Node.TEXT_NODE)
+        : row.querySelector('label span'));
+    return [...range.getClientRects()].filter(r => r.width > 0);
+  };
+  let above = null;
+  for (const row of rows) {
+    const lines = text(row), name = row.innerText.slice(0, 30);
+    const input = row.querySelector('input');
+    const r = input.getBoundingClientRect();
+    if (!input.checkVisibility() || r.width < 10 || r.height < 10)
+      bad.push(`${name}: its ${input.type} is not visible (${r.width}x${r.height})`);
+    if (!lines.length) { bad.push(`${name}: no text`); continue; }
+    const top = Math.min(...lines.map(l => l.top)), bottom = Math.max(...lines.map(l => l.bottom));
+    const left = Math.min(...lines.map(l => l.left));
+    if (r.right > left + 1) bad.push(`${name}: the ${input.type} is not left of its text`);
+    const mid = (r.top + r.bottom) / 2, first = lines[0];
+    if (mid < first.top || mid > first.bottom)
+      bad.push(`${name}: the ${input.type} (${r.top}-${r.bottom}) is not level with the first `
+               + `line (${first.top}-${first.bottom})`);
+    if (above !== null && top < above.bottom - 1)
+      bad.push(`${name}: its text (from ${top}) runs into the option above (to ${above.bottom})`);
+    above = {bottom: Math.max(bottom, r.bottom)};
+    if (row.matches('label') && [...row.children].some(c => c.tagName !== 'INPUT'))
+      bad.push(`${name}: a radio's label has elements in it: ${row.innerHTML.slice(0, 80)}`);
+  }
+  return {rows: rows.length, bad};
 }"""
 
 
@@ -182,6 +221,9 @@ def test_cards_in_a_real_browser(tmp_path: Path, ui: str) -> None:
                     if card and width == WIDTHS[0]:
                         problems.extend(_check_card(where.evaluate(_MEASURE),
                                                     f"{ui} {width} px {what}"))
+                    if card:
+                        found = where.evaluate(_OPTIONS)
+                        problems.extend(f"{ui} {width} px {what}: {x}" for x in found["bad"])
                 page.set_viewport_size({"width": WIDTHS[-1], "height": HEIGHT})
 
             def button(card: Any, label: str) -> Any:
@@ -218,23 +260,35 @@ def test_cards_in_a_real_browser(tmp_path: Path, ui: str) -> None:
             ask_cell = cells.nth(3)
             card = ask_cell.locator(".pw-card-question").first
             expect(button(card, "Submit")).to_be_visible()
-            expect(card.locator("input[type=checkbox]")).to_have_count(6)  # one per option
+            # radio buttons for the single choice, a checkbox per option for several
+            expect(card.locator("input[type=radio]")).to_have_count(4)
+            expect(card.locator("input[type=checkbox]")).to_have_count(3)
             expect(card.locator("input[placeholder^='Other']")).to_have_count(2)
             expect(card.locator("input[placeholder^='Notes']")).to_have_count(2)
             text = card.inner_text()
             for desc in QUESTION_DESCRIPTIONS:
                 assert text.count(desc) == 1, f"{ui}: {desc!r} shows {text.count(desc)} times"
+            assert_no_math(card)
             shoot(card, "question-pending")
-            def option(label: str) -> Any:
+
+            def radio(label: str) -> Any:
+                return card.locator(".widget-radio-box label", has_text=f"{label} —")
+
+            def box(label: str) -> Any:
                 return card.locator(".widget-checkbox", has_text=f"{label} —").locator("input")
 
-            option("Red").click()  # a click on the box
-            card.locator(".widget-checkbox", has_text="Blue —").locator("span").last.click()
-            expect(option("Blue")).to_be_checked()  # ... and one on the text
-            expect(option("Red")).not_to_be_checked()  # a single choice: one at a time
-            option("Small").click()
-            option("Large").click()
-            expect(option("Small")).to_be_checked()
+            for label in ("Red", "Blue", "Green", "Env"):
+                expect(radio(label).locator("input")).to_be_visible()
+                expect(radio(label).locator("input")).not_to_be_checked()  # none picked yet
+            radio("Red").locator("input").click()  # a click on the radio
+            expect(radio("Red").locator("input")).to_be_checked()
+            radio("Blue").click(position={"x": 200, "y": 8})  # ... and one on the text
+            expect(radio("Blue").locator("input")).to_be_checked()
+            expect(radio("Red").locator("input")).not_to_be_checked()  # one choice
+            box("Small").click()
+            box("Large").click()
+            expect(box("Small")).to_be_checked()
+            expect(box("Large")).to_be_checked()
             card.locator("input[placeholder^='Notes']").first.fill("the darker blue, please")
             shoot(card, "question-filled")
             button(card, "Submit").click()

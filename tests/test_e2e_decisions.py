@@ -85,12 +85,13 @@ def assert_usable_after(k: Kernel, workdir: Path) -> None:
 
 
 # -- questions -------------------------------------------------------------------------------
-def option_boxes(kernel: Kernel) -> tuple[list[str], list[str]]:
-    """dec_question.yaml's option checkboxes: the single choice's two, the multi-select's
-    three."""
+def option_boxes(kernel: Kernel) -> tuple[str, list[str]]:
+    """dec_question.yaml's options: the single choice's radio buttons (one widget), the
+    multi-select's three checkboxes."""
+    radios = kernel.find_widgets("RadioButtonsModel")
     boxes = kernel.find_widgets("CheckboxModel")
-    assert len(boxes) == 5, boxes
-    return boxes[:2], boxes[2:]
+    assert len(radios) == 1 and len(boxes) == 3, (radios, boxes)
+    return radios[0], boxes
 
 
 def option_texts(kernel: Kernel, boxes: list[str]) -> list[str]:
@@ -102,11 +103,13 @@ def option_texts(kernel: Kernel, boxes: list[str]) -> list[str]:
 def test_question_answered_by_clicks(kernel: Kernel, workdir: Path) -> None:
     out = kernel.execute("%%claude --scripted dec_question.yaml\nPlease ask me about the banner")
     assert "Waiting for your decision (question)" in out["text"]
-    kernel.wait_widget("CheckboxModel", count=5)  # one per option of both questions
+    kernel.wait_widget("CheckboxModel", count=3)  # one per option of the multi-select
     one, multi = option_boxes(kernel)
     wait_status(kernel, "question", "Waiting for you", "expires at")
-    # each option once, its description beside it: one at a time for one choice ...
-    assert option_texts(kernel, one) == ["Red — warm and loud", "Blue — calm and cool"]
+    # each option once, its description beside it: radio buttons for one choice, none picked
+    assert kernel.widgets[one]["_options_labels"] == ["Red — warm and loud",
+                                                      "Blue — calm and cool"]
+    assert kernel.widgets[one]["index"] is None
     # ... and any number for several
     assert option_texts(kernel, multi) == ["Small — 320 px", "Medium — 768 px", "Large — 1440 px"]
     # headers and questions are on the card; no option is listed a second time
@@ -119,10 +122,9 @@ def test_question_answered_by_clicks(kernel: Kernel, workdir: Path) -> None:
     assert len(others) == 2
     notes = kernel.find_widgets("TextModel", placeholder="Notes for the agent (optional)")
     assert len(notes) == 2
-    # pick as the browser does; checking Blue unchecks Red (one choice)
-    kernel.set_value(one[0], True)
-    kernel.set_value(one[1], True)
-    kernel.wait_until(lambda: kernel.widgets[one[0]].get("value") is False, 10, "Red unchecked")
+    # pick as the browser does: a click on Red, then on Blue (one choice: Blue)
+    kernel.select(one, 0)
+    kernel.select(one, 1)
     kernel.set_value(multi[0], True)
     kernel.set_value(multi[2], True)
     kernel.set_value(others[1], "Huge")
@@ -136,7 +138,7 @@ def test_question_answered_by_clicks(kernel: Kernel, workdir: Path) -> None:
     assert f'"{SIZES_Q}"="Small, Large, Huge"' in got, got
     md = "\n".join(kernel.markdown_outputs())
     assert "ANSWERS:" in md and "Blue" in md
-    all_disabled(kernel, [*one, *multi, *others, *buttons(kernel, "Submit")])
+    all_disabled(kernel, [one, *multi, *others, *buttons(kernel, "Submit")])
     events = kernel.eval(
         "[(e.outcome, e.by, e.answers, e.notes) for e in plan_widgets.get().events "
         "if e.type == 'question:answered']")
@@ -153,7 +155,7 @@ def test_question_submit_without_choice_asks_again(kernel: Kernel, workdir: Path
     assert kernel.eval("plan_widgets.get().pending.kind") == "'question'"
     # one of two answered: the card names the other and sends only on a second Submit
     one, _multi = option_boxes(kernel)
-    kernel.set_value(one[0], True)
+    kernel.select(one, 0)  # Red
     kernel.click(submit)
     wait_status(kernel, "question", "Not answered yet: Sizes", "Submit again")
     assert kernel.eval("plan_widgets.get().pending.kind") == "'question'"

@@ -209,10 +209,9 @@ def test_thirty_turns_static_closed_and_a_pending_card_still_works(
 def test_a_question_card_becomes_static_with_its_answers(kernel: Kernel, workdir: Path) -> None:
     cells: list[Cell] = []
     cell = run(kernel, cells, "%%claude --scripted dec_question.yaml\nPlease ask me about it")
-    kernel.wait_widget("CheckboxModel", count=5)  # one per option: Red, Blue; Small, Medium,..
-    boxes = kernel.find_widgets("CheckboxModel")
-    kernel.set_value(boxes[1], True)  # Blue
-    kernel.set_value(boxes[3], True)  # Medium
+    kernel.wait_widget("CheckboxModel", count=3)  # Small, Medium, Large (several)
+    kernel.select(kernel.wait_widget("RadioButtonsModel"), 1)  # Blue (one choice)
+    kernel.set_value(kernel.find_widgets("CheckboxModel")[1], True)  # Medium
     kernel.click(kernel.wait_widget("ButtonModel", description="Submit"))
     assert settle(kernel) == "idle"
     frontend_outputs(kernel, cells)

@@ -161,11 +161,11 @@ def test_the_widgets_are_what_a_user_acts_on(comms: Comms) -> None:
     # the plan shown once, Edit, feedback, three buttons, the status line
     assert kids["plan"] == ["Button", "Button", "Button", "Button", "HTML", "Output",
                             "Textarea"]
-    # per question: its text, one checkbox per option, Other, Notes; then Submit and the
-    # status line
+    # per question: its text, its options (radio buttons for one choice, one checkbox per
+    # option for several), Other, Notes; then Submit and the status line
     assert kids["question"] == sorted(
-        ["HTML", "Checkbox", "Checkbox", "Text", "Text"] + ["HTML", "Checkbox", "Checkbox",
-                                                            "Checkbox", "Text", "Text"]
+        ["HTML", "RadioButtons", "Text", "Text"] + ["HTML", "Checkbox", "Checkbox",
+                                                     "Checkbox", "Text", "Text"]
         + ["Button", "HTML"])
     assert kids["tool"] == ["Button", "Button", "Button", "HTML", "Output", "Text"]
 
@@ -177,26 +177,51 @@ def test_question_options_once_with_descriptions(comms: Comms) -> None:
         return _card("question")
 
     card = run(main())
+    radios = [c for c in card.children if isinstance(c, w.RadioButtons)]
     boxes = [c for c in card.children if isinstance(c, w.Checkbox)]
-    # the description is HTML that wraps (a plain one is cut off with an ellipsis)
+    # one choice: radio buttons, nothing picked yet; their labels are plain text (text nodes
+    # in the page), which the card's own CSS lets wrap
+    assert len(radios) == 1 and radios[0].index is None
+    assert radios[0]._options_labels == ("Red — warm and loud", "Blue — calm and cool")
+    assert "pw-radio" in radios[0]._dom_classes
+    shown = " ".join(c.value for c in card.children if isinstance(c, w.HTML))
+    assert ".pw-radio .widget-radio-box label{height:auto" in shown
+    # several: the description is HTML that wraps (a plain one is cut off with an ellipsis)
     assert all(b.description_allow_html and "white-space:normal" in b.description
                for b in boxes)
     assert [html.unescape(re.sub(r"<[^>]+>", "", b.description)) for b in boxes] == [
-        "Red — warm and loud", "Blue — calm and cool",
         "Small — 320 px", "Medium — 768 px", "Large — 1440 px"]
-    shown = " ".join(c.value for c in card.children if isinstance(c, w.HTML))
     assert "calm and cool" not in shown and "320 px" not in shown  # not a second list
-    assert "(pick one)" in shown and "(pick any)" in shown
-    # a single choice keeps one checked; several stay checked
-    boxes[0].value = True
-    boxes[1].value = True
-    assert not boxes[0].value and boxes[1].value
-    boxes[2].value = boxes[4].value = True
-    assert boxes[2].value and boxes[4].value and boxes[1].value
+    assert "(pick one)" not in shown and "(pick any)" in shown
+    # a single choice is one of the radios; several stay checked
+    radios[0].index = 0
+    radios[0].index = 1
+    assert radios[0].value == "Blue"
+    boxes[0].value = boxes[2].value = True
+    assert boxes[0].value and boxes[2].value
     # sent as the CLI expects
     card._submit()
     assert card.decision.outcome.answers == {
         QUESTIONS[0]["question"]: "Blue", QUESTIONS[1]["question"]: "Small, Large"}
+
+
+def test_a_single_choice_with_other_sends_both(comms: Comms) -> None:
+    import ipywidgets as w
+
+    async def main() -> Any:
+        return _card("question")
+
+    card = run(main())
+    radio = next(c for c in card.children if isinstance(c, w.RadioButtons))
+    other = [c for c in card.children if isinstance(c, w.Text)][0]
+    card._submit()
+    assert "Pick an option or write one." in card.status.value
+    other.value = "Teal"  # Other alone answers a single choice
+    card._submit()
+    assert "Not answered yet: Sizes" in card.status.value
+    radio.index = 0  # with a radio picked too, both go (as with checkboxes); Sizes was named
+    card._submit()
+    assert card.decision.outcome.answers == {QUESTIONS[0]["question"]: "Red, Teal"}
 
 
 def test_a_checkbox_label_with_tex_is_never_math(comms: Comms) -> None:

@@ -153,29 +153,43 @@ class PlanCard(Card):
 
 
 class QuestionCard(Card):
-    """Each question once: its options with their descriptions beside them, one checkbox each
-    (a single-choice question keeps one checked: checking one unchecks the others), an Other
-    field and a Notes field; then Submit.
+    """Each question once: its options with their descriptions beside them (radio buttons for
+    a single choice, a checkbox each for several), an Other field and a Notes field; then
+    Submit.
 
-    Not ``RadioButtons``: their labels have a fixed height in ipywidgets' CSS, so a description
-    that wraps (any longer one, in a narrow notebook) ran over the next option. A checkbox's
-    description is HTML here, so it wraps (see :func:`_checkbox`)."""
+    A single choice is one ``RadioButtons`` (one widget model for all its options, nothing
+    picked until the user clicks). Its option labels are text nodes (``textContent``: never
+    HTML, never typeset as math; checked in the browser with ``$HOME and $PATH`` and ``\\(x\\)``)
+    but ipywidgets' CSS gives each one line 20 px high: a description that wraps ran over the
+    next option (measured in JupyterLab at 800 px: a label's text 40 px high in 20 px). So the
+    card's first HTML widget carries :data:`_RADIO_CSS`, a trusted ``<style>`` scoped to the
+    class ``pw-radio`` of the card's radio groups: each label grows with its text and is a grid
+    of the radio and the text, which wraps beside it, the radio level with its first line.
+    tests/test_browser_cards.py measures this in JupyterLab 4 and Notebook 7 (Chromium) at 800
+    and 1,400 px: no text runs into the next option or out of its label, each radio is
+    visible, left of its text and level with its first line. A multi-select question's
+    checkbox descriptions are HTML, so they wrap (see :func:`_checkbox`)."""
 
     def __init__(self, decision: QuestionDecision) -> None:
-        self._pickers: list[tuple[dict[str, Any], list[tuple[str, w.Checkbox]], w.Text,
-                                  w.Text]] = []
+        self._pickers: list[tuple[dict[str, Any], w.RadioButtons | list[tuple[str, w.Checkbox]],
+                                  w.Text, w.Text]] = []
         self._warned: frozenset[str] | None = None
         controls: list[w.Widget] = []
+        radios = any(not q.get("multiSelect") for q in decision.questions)
         for i, q in enumerate(decision.questions):
             multi = bool(q.get("multiSelect"))
-            hint = f' <span style="color:#6b7280">({"pick any" if multi else "pick one"})</span>'
-            head = (_title(QUESTION_TITLE) if i == 0 else "") + _question_head(q, hint)
+            hint = ' <span style="color:#6b7280">(pick any)</span>' if multi else ""
+            title = (_RADIO_CSS if radios else "") + _title(QUESTION_TITLE)
+            head = (title if i == 0 else "") + _question_head(q, hint)
             controls.append(w.HTML(html_block(_lines(_wrapping(head)), "pw-html"),
                                    **look("full", "html")))
-            picker = [(str(o.get("label", "")), _checkbox(o)) for o in _options(q)]
-            controls.extend(box for _label, box in picker)
-            if not multi:
-                _one_at_a_time([box for _label, box in picker])
+            picker: w.RadioButtons | list[tuple[str, w.Checkbox]]
+            if multi:
+                picker = [(str(o.get("label", "")), _checkbox(o)) for o in _options(q)]
+                controls.extend(box for _label, box in picker)
+            else:
+                picker = _radio(q)
+                controls.append(picker)
             other = w.Text(placeholder="Other (free text)", **look("half", "text"))
             notes = w.Text(placeholder="Notes for the agent (optional)", **look("half", "text"))
             controls.extend([other, notes])
@@ -191,7 +205,10 @@ class QuestionCard(Card):
         missing: list[str] = []
         for q, picker, other, note in self._pickers:
             text = str(q.get("question", ""))
-            chosen = [label for label, box in picker if box.value]
+            if isinstance(picker, w.RadioButtons):
+                chosen = [] if picker.index is None else [picker.value]
+            else:
+                chosen = [label for label, box in picker if box.value]
             if other.value.strip():
                 chosen.append(other.value.strip())
             if chosen:
@@ -216,6 +233,33 @@ class QuestionCard(Card):
         d.answer(answers, notes=notes, by="user")
 
 
+# A radio option's label in ipywidgets' CSS is one line 20 px high (its radio floats left of
+# it): here it grows with its text, a grid of the radio and the text beside it, the text
+# wrapping (a long word too), the radio centred on the first line (line height 1.4 = 18.2 px
+# at the widgets' 13 px, a 13 px radio). Trusted, and scoped to the class of the cards' own
+# radio groups. It must have no "$" or backslash: html_block writes those as character
+# references, which a <style> element's text does not decode.
+_RADIO_CSS = (
+    "<style>"
+    ".pw-radio.widget-radio{height:auto;line-height:normal}"
+    ".pw-radio .widget-radio-box{margin-bottom:0}"
+    ".pw-radio .widget-radio-box label{height:auto;line-height:1.4;white-space:normal;"
+    "overflow-wrap:anywhere;display:grid;grid-template-columns:auto minmax(0,1fr);"
+    "align-items:start;padding:5px 0;cursor:pointer}"
+    ".pw-radio .widget-radio-box input{order:-1;float:none;height:13px;width:13px;"
+    "margin:calc((1.4em - 13px) / 2) 8px 0 1px}"
+    "</style>"
+)
+
+
+def _radio(q: dict[str, Any]) -> w.RadioButtons:
+    """One radio button per option of a single-choice question, nothing picked yet; each
+    option's text (label and description) beside its radio; its value is the label."""
+    opts = _options(q)
+    return w.RadioButtons(options=[(_option_text(o), str(o.get("label", ""))) for o in opts],
+                          index=None, _dom_classes=("pw-radio",), **look("full", "radio"))
+
+
 # A checkbox's description in ipywidgets' CSS is one line (nowrap, cut off with an ellipsis)
 # in a row 28 px high: the description goes in as a block that wraps beside the box, its first
 # line level with it; the row (layout "option") grows with it.
@@ -232,18 +276,6 @@ def _checkbox(o: dict[str, Any]) -> w.Checkbox:
     return w.Checkbox(value=False, indent=False, description_allow_html=True,
                       description=inline_no_math(_option_text(o), _OPTION_STYLE),
                       **look("option", "checkbox"))
-
-
-def _one_at_a_time(boxes: list[w.Checkbox]) -> None:
-    """Checking one of ``boxes`` unchecks the others (a single-choice question)."""
-    def checked(change: dict[str, Any]) -> None:
-        if change["new"]:
-            for box in boxes:
-                if box is not change["owner"] and box.value:
-                    box.value = False
-
-    for box in boxes:
-        box.observe(checked, "value")
 
 
 class ToolCard(Card):

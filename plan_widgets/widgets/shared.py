@@ -13,6 +13,7 @@ from typing import Any
 
 import ipywidgets as w
 from ipywidgets.widgets.widget_bool import CheckboxStyle, ToggleButtonStyle
+from ipywidgets.widgets.widget_description import DescriptionStyle
 from ipywidgets.widgets.widget_string import HTMLStyle, TextStyle
 
 # A decision card is one flex box whose lines wrap: a widget on a line of its own is "full"
@@ -54,6 +55,7 @@ _FACTORIES: dict[str, Callable[[], w.Widget]] = {
     "html": HTMLStyle,
     "text": TextStyle,
     "checkbox": CheckboxStyle,
+    "radio": DescriptionStyle,
 }
 _SHARED: dict[str, w.Widget] = {}
 
@@ -70,7 +72,7 @@ def warm() -> None:
     """Open the shared models the cards use, ahead of the first card (a card then shows after
     only its own models; see docs/benchmarks.md, figure 2)."""
     for name in ("full", "option", "half", "text", "html", "button", "auto", "checkbox",
-                 *(f"card-{kind}" for kind in CARD_COLORS)):
+                 "radio", *(f"card-{kind}" for kind in CARD_COLORS)):
         shared(name)
 
 
