@@ -24,7 +24,7 @@ def _self(*parts):
 _render = _cum("render/markdown.py", "render_stream")  # one parse: stable prefix + both parts
 _flush = _cum("widgets/markdown.py", "flush")
 _rows = [
-    ("Markdown: render_stream (markdown-it-py), once per update", _render),
+    ("Markdown: render_stream, once per update", _render),
     ("widgets: the flush's widget updates (comm messages)", _flush - _render),
     ("SDK: reading and parsing the CLI's messages (self time)", _self("claude_agent_sdk")),
     ("asyncio / anyio scheduling (self time)", _self("asyncio", "anyio")),

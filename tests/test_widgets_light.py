@@ -191,6 +191,8 @@ def test_question_options_once_with_descriptions(comms: Comms) -> None:
                for b in boxes)
     assert [html.unescape(re.sub(r"<[^>]+>", "", b.description)) for b in boxes] == [
         "Small — 320 px", "Medium — 768 px", "Large — 1440 px"]
+    # ... and on hover the plain text, not that HTML's source
+    assert [b.tooltip for b in boxes] == ["Small — 320 px", "Medium — 768 px", "Large — 1440 px"]
     assert "calm and cool" not in shown and "320 px" not in shown  # not a second list
     assert "(pick one)" not in shown and "(pick any)" in shown
     # a single choice is one of the radios; several stay checked

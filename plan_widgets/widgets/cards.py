@@ -272,10 +272,11 @@ def _checkbox(o: dict[str, Any]) -> w.Checkbox:
 
     The description is HTML: the option's text escaped, with ``$`` and ``\\`` as character
     references, inside an element MathJax skips (the frontend typesets a checkbox's description
-    as math)."""
+    as math). Its tooltip is the plain text: by default the frontend shows the description's
+    HTML source there."""
     return w.Checkbox(value=False, indent=False, description_allow_html=True,
                       description=inline_no_math(_option_text(o), _OPTION_STYLE),
-                      **look("option", "checkbox"))
+                      tooltip=_option_text(o), **look("option", "checkbox"))
 
 
 class ToolCard(Card):
