@@ -37,6 +37,8 @@ from typing import Any
 
 _SAFE_SCHEMES = ("http:", "https:", "mailto:")
 _SCHEME = re.compile(r"^\s*([a-zA-Z][a-zA-Z0-9+.\-]*):")
+
+
 def link_allowed(url: str) -> bool:
     """Allow relative links, anchors and http(s)/mailto; refuse javascript:, data:, vbscript:..."""
     # Entities and control characters are how "java&#115;cript:" sneaks past naive checks.
@@ -143,7 +145,8 @@ def style_headings(out: str, styles: dict[str, str]) -> str:
 # A block's element starts a line of comrak's output (inline elements have positions too).
 _SOURCEPOS = re.compile(r'^<[a-z][a-z0-9]* data-sourcepos="(\d+):\d+-(\d+):', re.M)
 _SOURCEPOS_ATTR = re.compile(r' data-sourcepos="[^"]*"')
-# a link reference definition: the one thing that lets text in one part change the other
+# A line that may start a link reference definition ("[label]: target", the one thing that lets
+# text in one part change the other): any line starting with "[" counts, to be safe.
 _REFERENCE = re.compile(r"^ {0,3}\[", re.M)
 
 
