@@ -396,11 +396,18 @@ def test_stream_updates_stay_under_ten_a_second() -> None:
     assert FLUSH_INTERVAL >= 0.1
 
 
-def test_render_stream_is_the_parts_rendered_alone() -> None:
+@pytest.mark.parametrize("parser", ["comrak", "markdown-it-py"])
+def test_render_stream_is_the_parts_rendered_alone(parser: str,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
+    from plan_widgets.render import engine
     from plan_widgets.render.markdown import render_html, render_stream, stable_prefix
+
+    if parser == "markdown-it-py":  # where comrak has no wheel
+        monkeypatch.setattr(engine, "_comrak", lambda: None)
+    assert engine.parser_name() == parser
 
     lines = ["para *text*", "", "- item", "1. one", "    code", "```", "~~~", "| a | b |",
              "|---|---|", "# head", "> quote", "***", "[x]: http://a.b", "see [x]", "  more",
