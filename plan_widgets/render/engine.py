@@ -3,8 +3,9 @@
 **Which parser.** `comrak <https://github.com/kivikakk/comrak>`_ (the Rust port of GitHub's
 cmark-gfm, used by crates.io, docs.rs and GitLab) through its Python binding, where a wheel
 exists (Linux x86_64 and aarch64, macOS from Python 3.11: pyproject.toml installs it only
-there); else ``markdown-it-py`` (Windows, or a platform with no wheel). Both with the same rules: CommonMark plus tables and strikethrough, no raw HTML,
-no autolinking of bare URLs, no smart punctuation.
+there); else ``markdown-it-py`` (Windows, or a platform with no wheel). Both with the same
+rules: CommonMark plus tables and strikethrough, no raw HTML, no autolinking of bare URLs, no
+smart punctuation.
 
 Why not markdown-it-py alone: measured on this machine (2 cores) on the benchmarks' 200 KB
 answer, markdown-it-py renders it in 269 ms and its block structure alone (what
