@@ -419,6 +419,12 @@ SAMPLES: list[Any] = [
     ev.TasksUpdated(turn=1, tasks=[{"id": "1", "subject": "Write a.txt", "status": "completed",
                                     "active_form": "Writing a.txt"}]),
     ev.FilesRewound(turn=1, message_id="0b1c", files=["/w/a.txt"], by="user"),
+    ev.AgentStarted(agent_id="a1", tool_use_id="tu3", description="Write a file",
+                    subagent_type="general-purpose", background=True, prompt="do it", turn=2),
+    ev.AgentProgress(agent_id="a1", activity="Writing a.txt", last_tool="Write", tokens=2151,
+                     tool_uses=1, duration_ms=59),
+    ev.AgentEnded(agent_id="a1", status="completed", summary="wrote a.txt", tokens=2701,
+                  tool_uses=1, duration_ms=134),
     ev.ErrorEvent(kind="session_dead", message="the CLI exited"),
 ]
 
@@ -682,3 +688,22 @@ def test_two_thousand_turn_log_folds(tmp_path: Path) -> None:
     for e in back:
         t = apply(t, e)
     assert t == s
+
+
+def test_agents_fold_from_start_to_end() -> None:
+    """A background agent's life as the log tells it: started, progressing, ended; a second
+    start of one id and progress after the end change nothing."""
+    s = ev.fold([
+        ev.AgentStarted(agent_id="a1", description="Write a file", background=True, turn=1),
+        ev.AgentStarted(agent_id="a2", description="Read", turn=1),
+        ev.AgentProgress(agent_id="a1", last_tool="Write", tokens=10, tool_uses=1),
+        ev.AgentStarted(agent_id="a1", description="again"),
+        ev.AgentEnded(agent_id="a1", status="completed", summary="done", tokens=20),
+        ev.AgentProgress(agent_id="a1", last_tool="Bash", tokens=99),
+    ])
+    a1, a2 = s.agents
+    assert (a1.description, a1.status, a1.summary, a1.tokens, a1.last_tool) == (
+        "Write a file", "completed", "done", 20, "Write")
+    assert a1.ended is not None and not a1.running
+    assert [a.id for a in s.running_agents] == ["a2"]
+    assert s.as_dict()["agents"][0]["summary"] == "done"

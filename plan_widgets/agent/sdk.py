@@ -27,7 +27,12 @@ from claude_agent_sdk import (
     ResultMessage,
     StreamEvent,
     SystemMessage,
+    TaskNotificationMessage,
+    TaskProgressMessage,
+    TaskStartedMessage,
+    TaskUpdatedMessage,
     TextBlock,
+    ThinkingBlock,
     ToolPermissionContext,
     ToolResultBlock,
     ToolUseBlock,
@@ -42,18 +47,8 @@ except ImportError:  # pragma: no cover
     _subprocess_cli = None  # type: ignore[assignment]
 
 from . import procgroup
+from . import signals as sig
 from .seam import Allow, Answer, ClientConfig, PermissionRequest, ToolFailure, ToolSpec
-from .signals import (
-    AssistantText,
-    MessageStart,
-    ModelReport,
-    ModeReport,
-    Signal,
-    TextDelta,
-    ToolResult,
-    ToolUse,
-    TurnResult,
-)
 
 logging.getLogger("claude_agent_sdk").addHandler(logging.NullHandler())  # we report failures
 _SYNTHETIC = "<synthetic>"
@@ -105,7 +100,7 @@ class SdkClient:
 
         await self._client.query(one(), session_id=session_id)
 
-    async def signals(self) -> AsyncIterator[Signal]:
+    async def signals(self) -> AsyncIterator[sig.Signal]:
         async for msg in self._client.receive_messages():
             for signal in translate(msg):
                 yield signal
@@ -118,6 +113,9 @@ class SdkClient:
 
     async def set_model(self, model: str | None) -> None:
         await self._client.set_model(model)
+
+    async def stop_task(self, task_id: str) -> None:
+        await self._client.stop_task(task_id)
 
     async def disconnect(self) -> None:
         proc = self._process()
@@ -176,7 +174,8 @@ class SdkClient:
         request = PermissionRequest(
             tool=tool, input=dict(tool_input), tool_use_id=getattr(ctx, "tool_use_id", None),
             suggestions=tuple(_suggestion_dict(s) for s in raw),
-            title=getattr(ctx, "title", None), raw_suggestions=raw,
+            title=getattr(ctx, "title", None), agent_id=getattr(ctx, "agent_id", None),
+            raw_suggestions=raw,
         )
         return to_sdk(await self._config.can_use_tool(request), request)
 
@@ -205,6 +204,11 @@ def _options(config: ClientConfig, permission: Any) -> ClaudeAgentOptions:
         session_id=config.session_id,
         cli_path=config.cli_path,
         enable_file_checkpointing=config.file_checkpointing,
+        # the CLI echoes each prompt it takes in: the echo tells a user's turn from one the
+        # CLI starts by itself (signals.PromptEcho); subagents' text is shown under their
+        # Agent line (a foreground subagent's is not sent without it)
+        extra_args={"replay-user-messages": None},
+        forward_subagent_text=True,
         **extra,
     )
 
@@ -267,7 +271,7 @@ def to_sdk(answer: Answer, request: PermissionRequest) -> Any:
 # -- translation -----------------------------------------------------------------------------
 
 
-def translate(msg: Any) -> list[Signal]:
+def translate(msg: Any) -> list[sig.Signal]:
     """The signals one SDK message carries (a pure function of the message)."""
     for cls, fn in _TRANSLATORS:
         if isinstance(msg, cls):
@@ -275,66 +279,124 @@ def translate(msg: Any) -> list[Signal]:
     return []
 
 
-def _stream_event(msg: StreamEvent) -> list[Signal]:
+def _stream_event(msg: StreamEvent) -> list[sig.Signal]:
     if msg.parent_tool_use_id:  # a subagent's stream: not the turn's own text
         return []
     e = msg.event
     if e.get("type") == "message_start":
-        return [MessageStart((e.get("message") or {}).get("id"))]
+        return [sig.MessageStart((e.get("message") or {}).get("id"))]
     delta = e.get("delta") or {}
     if e.get("type") == "content_block_delta" and delta.get("type") == "text_delta":
-        return [TextDelta(delta.get("text", ""))]
+        return [sig.TextDelta(delta.get("text", ""))]
     return []
 
 
-def _system(msg: SystemMessage) -> list[Signal]:
+def _task_started(msg: TaskStartedMessage) -> list[sig.Signal]:
+    d = msg.data or {}
+    return [sig.AgentStart(msg.task_id, msg.tool_use_id, msg.description or "",
+                       subagent_type=d.get("subagent_type"),
+                       background=bool(d.get("is_backgrounded")), prompt=d.get("prompt"))]
+
+
+def _usage(u: Any) -> dict[str, Any]:
+    u = u if isinstance(u, dict) else {}
+    return {"tokens": int(u.get("total_tokens") or 0), "tool_uses": int(u.get("tool_uses") or 0),
+            "duration_ms": u.get("duration_ms")}
+
+
+def _task_progress(msg: TaskProgressMessage) -> list[sig.Signal]:
+    return [sig.AgentStep(msg.task_id, activity=msg.description or None,
+                      last_tool=msg.last_tool_name, **_usage(msg.usage))]
+
+
+def _task_notification(msg: TaskNotificationMessage) -> list[sig.Signal]:
+    usage = _usage(msg.usage) if msg.usage else {}
+    return [sig.AgentEnd(msg.task_id, str(msg.status), summary=msg.summary or None, **usage)]
+
+
+def _task_updated(msg: TaskUpdatedMessage) -> list[sig.Signal]:
+    status = (getattr(msg, "patch", None) or {}).get("status")
+    if status in ("completed", "failed", "stopped", "killed"):
+        return [sig.AgentEnd(msg.task_id, str(status))]
+    return []
+
+
+def _system(msg: SystemMessage) -> list[sig.Signal]:
     data = msg.data or {}
-    out: list[Signal] = []
+    out: list[sig.Signal] = []
     if msg.subtype == "init" and data.get("model"):
-        out.append(ModelReport(str(data["model"])))
+        out.append(sig.ModelReport(str(data["model"])))
     if msg.subtype in ("init", "status") and data.get("permissionMode"):
-        out.append(ModeReport(str(data["permissionMode"]), initial=msg.subtype == "init"))
+        out.append(sig.ModeReport(str(data["permissionMode"]), initial=msg.subtype == "init"))
     return out
 
 
-def _assistant(msg: AssistantMessage) -> list[Signal]:
-    out: list[Signal] = []
+def _assistant(msg: AssistantMessage) -> list[sig.Signal]:
+    out: list[sig.Signal] = []
     if msg.model and msg.model != _SYNTHETIC and msg.parent_tool_use_id is None:
-        out.append(ModelReport(msg.model))
+        out.append(sig.ModelReport(msg.model))
     # The CLI's own report of an API failure: the ResultMessage that follows says it as one
     # line; shown here too it would read as the agent's words, glued to text cut off before.
     if msg.error is not None or msg.model == _SYNTHETIC and any(
             isinstance(b, TextBlock) and b.text.startswith("API Error") for b in msg.content):
         return out
+    parent = msg.parent_tool_use_id
     for block in msg.content:
         if isinstance(block, TextBlock):
-            out.append(AssistantText(block.text, msg.message_id))
+            out.append(sig.SubagentText(parent, block.text) if parent
+                       else sig.AssistantText(block.text, msg.message_id))
         elif isinstance(block, ToolUseBlock):
-            out.append(ToolUse(block.id, block.name, dict(block.input or {})))
+            out.append(sig.ToolUse(block.id, block.name, dict(block.input or {}), parent=parent))
+        elif isinstance(block, ThinkingBlock) and parent is None and block.thinking:
+            out.append(sig.Thinking(block.thinking))
     return out
 
 
-def _user(msg: UserMessage) -> list[Signal]:
-    if not isinstance(msg.content, list):
-        return []
-    results = [b for b in msg.content if isinstance(b, ToolResultBlock)]
+def _user(msg: UserMessage) -> list[sig.Signal]:
+    content = msg.content if isinstance(msg.content, list) else []
+    results = [b for b in content if isinstance(b, ToolResultBlock)]
+    if not results:
+        return _user_text(msg)
     # tool_use_result belongs to the message: it is a result's own only if it is the one
     data = getattr(msg, "tool_use_result", None) if len(results) == 1 else None
-    return [ToolResult(b.tool_use_id, b.content, bool(b.is_error), data) for b in results]
+    parent = msg.parent_tool_use_id
+    return [sig.ToolResult(b.tool_use_id, b.content, bool(b.is_error), data, parent=parent)
+            for b in results]
 
 
-def _result(msg: ResultMessage) -> list[Signal]:
-    return [TurnResult(
+def _user_text(msg: UserMessage) -> list[sig.Signal]:
+    """A user message without tool results: the echo of a prompt sent from here, or a
+    message the CLI injected (a background agent's notification during a turn)."""
+    if msg.parent_tool_use_id:
+        return []
+    kind = (getattr(msg, "origin", None) or {}).get("kind")
+    if kind not in (None, "human"):
+        text = msg.content if isinstance(msg.content, str) else " ".join(
+            b.text for b in msg.content if isinstance(b, TextBlock))
+        return [sig.Injected(str(kind), text)]
+    return [sig.PromptEcho(msg.uuid)] if msg.uuid else []
+
+
+def _result(msg: ResultMessage) -> list[sig.Signal]:
+    return [sig.TurnResult(
         subtype=msg.subtype, is_error=bool(msg.is_error), cost_usd=msg.total_cost_usd,
         usage=dict(msg.usage or {}), duration_ms=msg.duration_ms, num_turns=msg.num_turns,
         result=msg.result, api_error_status=getattr(msg, "api_error_status", None),
         errors=tuple(map(str, getattr(msg, "errors", None) or ())),
         terminal_reason=getattr(msg, "terminal_reason", None),
+        origin=(getattr(msg, "origin", None) or {}).get("kind"),
+        prompts=tuple(str(u) for u in (
+            [getattr(msg, "user_message_uuid", None)]
+            + list(getattr(msg, "user_message_uuids", None) or [])) if u),
     )]
 
 
 _TRANSLATORS: tuple[tuple[type, Any], ...] = (
     (StreamEvent, _stream_event),
+    (TaskStartedMessage, _task_started),
+    (TaskProgressMessage, _task_progress),
+    (TaskNotificationMessage, _task_notification),
+    (TaskUpdatedMessage, _task_updated),
     (SystemMessage, _system),
     (AssistantMessage, _assistant),
     (UserMessage, _user),

@@ -29,6 +29,8 @@ class PermissionRequest:
     suggestions: tuple[dict[str, Any], ...] = ()
     """The CLI's suggested rules for "always allow", as plain dicts (they are logged)."""
     title: str | None = None
+    agent_id: str | None = None
+    """The subagent that asks (its task id); None: the main agent."""
     raw_suggestions: tuple[Any, ...] = field(default=(), compare=False, repr=False)
     """The same suggestions as the client received them, handed back on "always"."""
 
@@ -150,6 +152,9 @@ class AgentClient(Protocol):
     async def set_permission_mode(self, mode: str) -> None: ...
     async def set_model(self, model: str | None) -> None: ...
     async def disconnect(self) -> None: ...
+
+    async def stop_task(self, task_id: str) -> None:
+        """Stop a running subagent (its ``task_started`` id)."""
 
     async def get_context_usage(self) -> dict[str, Any]:
         """How full the context window is (the CLI's ``/context``; no model request)."""

@@ -2,7 +2,7 @@
 
 :func:`plan_widgets.agent.sdk.translate` turns each SDK message into a list of these (a pure
 function, unit-tested); a fake client yields them directly. The session reacts to each kind in
-one handler (``Session._on_<kind>``).
+one handler (:mod:`runner`).
 """
 
 from __future__ import annotations
@@ -35,11 +35,13 @@ class AssistantText:
 
 @dataclass(frozen=True)
 class ToolUse:
-    """The agent calls a tool."""
+    """The agent calls a tool (``parent``: the ``Agent`` call of the subagent that calls it;
+    None for the main agent)."""
 
     id: str
     name: str
     input: dict[str, Any]
+    parent: str | None = None
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,80 @@ class ToolResult:
     data: Any = None
     """The result in structured form, as the CLI reports it beside the text (the SDK's
     ``tool_use_result``; e.g. a created task's id). None when there is none."""
+    parent: str | None = None
+    """The ``Agent`` call whose subagent got this result (None: the main agent)."""
+
+
+@dataclass(frozen=True)
+class SubagentText:
+    """A whole text block of a subagent (``parent``: the ``Agent`` call that launched it)."""
+
+    parent: str
+    text: str
+
+
+@dataclass(frozen=True)
+class PromptEcho:
+    """The CLI took in a prompt sent from here (its replay, with the ``uuid`` we gave it).
+
+    MEASURED (CLI 2.1.332, ``--replay-user-messages``): the echo comes before the first
+    streamed message of the turn that answers the prompt, also when the CLI ran a turn of
+    its own first (a background agent's notification); a turn whose content arrives with no
+    echo before it was started by the CLI itself."""
+
+    uuid: str
+
+
+@dataclass(frozen=True)
+class Injected:
+    """A message the CLI put into the conversation by itself (``origin.kind``, e.g.
+    ``task-notification``: a background agent ended while a turn ran)."""
+
+    kind: str
+    text: str
+
+
+@dataclass(frozen=True)
+class AgentStart:
+    """A subagent started (``task_started``)."""
+
+    agent_id: str
+    tool_use_id: str | None
+    description: str
+    subagent_type: str | None = None
+    background: bool = False
+    prompt: str | None = None
+
+
+@dataclass(frozen=True)
+class AgentStep:
+    """A subagent's progress (``task_progress``)."""
+
+    agent_id: str
+    activity: str | None = None
+    last_tool: str | None = None
+    tokens: int = 0
+    tool_uses: int = 0
+    duration_ms: int | None = None
+
+
+@dataclass(frozen=True)
+class AgentEnd:
+    """A subagent ended (``task_notification``, or ``task_updated`` with a final status)."""
+
+    agent_id: str
+    status: str
+    summary: str | None = None
+    tokens: int | None = None
+    tool_uses: int | None = None
+    duration_ms: int | None = None
+
+
+@dataclass(frozen=True)
+class Thinking:
+    """A whole thinking block of the main agent (shown folded, never in the answer)."""
+
+    text: str
 
 
 @dataclass(frozen=True)
@@ -85,6 +161,16 @@ class TurnResult:
     api_error_status: int | None = None
     errors: tuple[str, ...] = ()
     terminal_reason: str | None = None
+    origin: str | None = None
+    """What started the CLI's turn (``origin.kind``): None or ``human`` for a prompt sent
+    from here; ``task-notification`` etc. for a turn the CLI started by itself."""
+    prompts: tuple[str, ...] = ()
+    """The uuids of the prompts this turn took in (``user_message_uuid(s)``): a result ends
+    the user's turn only if its prompt's uuid is here."""
+
+    @property
+    def self_started(self) -> bool:
+        return self.origin not in (None, "human")
 
     @property
     def input_tokens(self) -> int:
@@ -99,4 +185,5 @@ class TurnResult:
 
 
 Signal = (MessageStart | TextDelta | AssistantText | ToolUse | ToolResult | ModelReport
-          | ModeReport | TurnResult)
+          | ModeReport | TurnResult | SubagentText | PromptEcho | Injected | AgentStart
+          | AgentStep | AgentEnd | Thinking)

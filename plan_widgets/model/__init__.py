@@ -17,6 +17,10 @@ if TYPE_CHECKING:
         MAX_ERRORS,
         PERMISSION_MODES,
         Actor,
+        AgentEnded,
+        AgentProgress,
+        AgentStarted,
+        AgentStatus,
         DecisionKind,
         ErrorEvent,
         Event,
@@ -40,12 +44,17 @@ if TYPE_CHECKING:
         parse_event,
     )
     from .folding import apply, fold
-    from .state import Cost, DecisionRecord, SessionState
+    from .state import AgentRecord, Cost, DecisionRecord, SessionState
 
-_FROM = {"Cost": ".state", "DecisionRecord": ".state", "SessionState": ".state",
-         "apply": ".folding", "fold": ".folding"}
+_FROM = {"AgentRecord": ".state", "Cost": ".state", "DecisionRecord": ".state",
+         "SessionState": ".state", "apply": ".folding", "fold": ".folding"}
 __all__ = [
     "Actor",
+    "AgentEnded",
+    "AgentProgress",
+    "AgentRecord",
+    "AgentStarted",
+    "AgentStatus",
     "Cost",
     "DecisionKind",
     "DecisionRecord",

@@ -58,6 +58,10 @@ class TurnStarted(_Base):
     plan: bool = False
     message_id: str | None = None
     """The uuid the prompt was sent with: the CLI's file checkpoint for this turn (rewind)."""
+    origin: str = "user"
+    """Who started the turn: ``user`` (a prompt sent from here), or ``agent``: the CLI
+    started it by itself (a background agent's notification, a scheduled wakeup); its
+    ``prompt`` then says why, as far as the CLI told us."""
 
 
 class TurnEnded(_Base):
@@ -81,6 +85,9 @@ class TurnEnded(_Base):
     message: str | None = None
     files: list[str] = Field(default_factory=list)
     """The files this turn's Write/Edit tools changed (what a rewind can put back)."""
+    origin: str | None = None
+    """What started the turn, as the CLI's result says (``ResultMessage.origin.kind``:
+    ``task-notification``, ...; None for a user's prompt)."""
 
 
 class PlanMode(_Base):
@@ -171,6 +178,51 @@ class FilesRewound(_Base):
     by: Actor = "user"
 
 
+AgentStatus = Literal["running", "completed", "failed", "stopped", "killed"]
+
+
+class AgentStarted(_Base):
+    """A subagent started (the CLI's ``task_started``): launched by an ``Agent`` call."""
+
+    type: Literal["agent:started"] = "agent:started"
+    agent_id: str
+    """The CLI's task id (what ``stop_task`` takes)."""
+    tool_use_id: str | None = None
+    """The ``Agent`` call that launched it (its messages carry it as their parent)."""
+    description: str = ""
+    subagent_type: str | None = None
+    background: bool = False
+    prompt: str | None = None
+    turn: int = 0
+    """The turn whose ``Agent`` call launched it."""
+
+
+class AgentProgress(_Base):
+    """A running subagent's progress (the CLI's ``task_progress``, about one per tool)."""
+
+    type: Literal["agent:progress"] = "agent:progress"
+    agent_id: str
+    activity: str | None = None
+    """What it does now, in the CLI's words."""
+    last_tool: str | None = None
+    tokens: int = 0
+    tool_uses: int = 0
+    duration_ms: int | None = None
+
+
+class AgentEnded(_Base):
+    """A subagent ended (``task_notification``, or a terminal ``task_updated``; or the CLI
+    exited, the session closed, the kernel stopped)."""
+
+    type: Literal["agent:ended"] = "agent:ended"
+    agent_id: str
+    status: AgentStatus
+    summary: str | None = None
+    tokens: int | None = None
+    tool_uses: int | None = None
+    duration_ms: int | None = None
+
+
 class ErrorEvent(_Base):
     type: Literal["error"] = "error"
     kind: str
@@ -192,6 +244,9 @@ Event = Annotated[
         ToolDecided,
         TasksUpdated,
         FilesRewound,
+        AgentStarted,
+        AgentProgress,
+        AgentEnded,
         ErrorEvent,
     ],
     Field(discriminator="type"),
@@ -202,7 +257,7 @@ EVENT_TYPES: dict[str, type[BaseModel]] = {
     for cls in (
         SessionStarted, TurnStarted, TurnEnded, PlanMode, PlanProposed, PlanDecided,
         ModelSwitched, QuestionAsked, QuestionAnswered, ToolRequested, ToolDecided,
-        TasksUpdated, FilesRewound, ErrorEvent,
+        TasksUpdated, FilesRewound, AgentStarted, AgentProgress, AgentEnded, ErrorEvent,
     )
 }
 """Event classes by their ``type`` tag."""

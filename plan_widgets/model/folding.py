@@ -14,6 +14,9 @@ from typing import Any
 
 from .events import (
     MAX_ERRORS,
+    AgentEnded,
+    AgentProgress,
+    AgentStarted,
     DecisionKind,
     ErrorEvent,
     Event,
@@ -32,7 +35,7 @@ from .events import (
     TurnStarted,
     gc_paused,
 )
-from .state import Cost, DecisionRecord, SessionState
+from .state import AgentRecord, Cost, DecisionRecord, SessionState
 
 _STATE_FIELDS = tuple(SessionState.__dataclass_fields__)
 _SCALARS = tuple(
@@ -68,6 +71,7 @@ class _Builder:
     tasks: tuple[Mapping[str, Any], ...]
     tasks_turn: int
     rewound: tuple[int, ...]
+    agents: tuple[AgentRecord, ...]
 
     def __init__(self, state: SessionState, own: bool) -> None:
         for f in _SCALARS:
@@ -283,6 +287,32 @@ def _files_rewound(b: _Builder, e: FilesRewound) -> None:
     b.rewound = (*b.rewound, e.turn)
 
 
+def _agent_started(b: _Builder, e: AgentStarted) -> None:
+    if any(a.id == e.agent_id for a in b.agents):
+        return  # one id names one agent
+    b.agents = (*b.agents, AgentRecord(
+        id=e.agent_id, description=e.description, tool_use_id=e.tool_use_id,
+        subagent_type=e.subagent_type, background=e.background, started=e.ts, turn=e.turn))
+
+
+def _agent_changed(b: _Builder, agent_id: str, **changes: Any) -> None:
+    b.agents = tuple(a._replace(**changes) if a.id == agent_id and a.running else a
+                     for a in b.agents)
+
+
+def _agent_progress(b: _Builder, e: AgentProgress) -> None:
+    _agent_changed(b, e.agent_id, activity=e.activity, last_tool=e.last_tool, tokens=e.tokens,
+                   tool_uses=e.tool_uses, duration_ms=e.duration_ms)
+
+
+def _agent_ended(b: _Builder, e: AgentEnded) -> None:
+    changes: dict[str, Any] = {"status": e.status, "ended": e.ts, "summary": e.summary}
+    for name in ("tokens", "tool_uses", "duration_ms"):
+        if getattr(e, name) is not None:
+            changes[name] = getattr(e, name)
+    _agent_changed(b, e.agent_id, **changes)
+
+
 def _error(b: _Builder, e: ErrorEvent) -> None:
     b.error(f"{e.kind}: {e.message}")
 
@@ -301,6 +331,9 @@ _HANDLERS: dict[str, Any] = {
     "tool:decided": _tool_decided,
     "tasks:updated": _tasks_updated,
     "files:rewound": _files_rewound,
+    "agent:started": _agent_started,
+    "agent:progress": _agent_progress,
+    "agent:ended": _agent_ended,
     "error": _error,
 }
 

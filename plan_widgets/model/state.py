@@ -58,6 +58,37 @@ class DecisionRecord(NamedTuple):
         return self.status == "pending"
 
 
+class AgentRecord(NamedTuple):
+    """A subagent as the log tells it (``agent:*`` events; immutable)."""
+
+    id: str
+    description: str = ""
+    tool_use_id: str | None = None
+    subagent_type: str | None = None
+    background: bool = False
+    status: str = "running"
+    """running, or how it ended: completed / failed / stopped / killed."""
+    started: float | None = None
+    ended: float | None = None
+    activity: str | None = None
+    last_tool: str | None = None
+    tokens: int = 0
+    tool_uses: int = 0
+    duration_ms: int | None = None
+    summary: str | None = None
+    turn: int = 0
+
+    @property
+    def running(self) -> bool:
+        return self.status == "running"
+
+    def elapsed(self, now: float) -> float:
+        """Seconds it has run (until it ended)."""
+        if self.started is None:
+            return 0.0
+        return max(0.0, (self.ended or now) - self.started)
+
+
 _EMPTY: Mapping[str, DecisionRecord] = MappingProxyType({})
 
 
@@ -104,6 +135,13 @@ class SessionState:
     """The turn that last updated :attr:`tasks`."""
     rewound: tuple[int, ...] = ()
     """The turns whose files were rewound (``files:rewound``), in order."""
+    agents: tuple[AgentRecord, ...] = ()
+    """Every subagent of the session, in the order they started (``agent:*``)."""
+
+    @property
+    def running_agents(self) -> list[AgentRecord]:
+        """The subagents still running, oldest first."""
+        return [a for a in self.agents if a.running]
 
     @property
     def plan_mode(self) -> bool:
@@ -127,6 +165,8 @@ class SessionState:
             value = getattr(self, name)
             if name == "decisions":
                 value = {k: _decision_dict(d) for k, d in value.items()}
+            elif name == "agents":
+                value = [a._asdict() for a in value]
             elif isinstance(value, tuple):
                 value = [dict(v) if isinstance(v, Mapping) else v for v in value]
             out[name] = value
