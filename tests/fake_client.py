@@ -54,6 +54,7 @@ class FakeClient:
         self._pending: asyncio.Task[Answer] | None = None
         self.connected = False
         self.disconnected = False
+        self.stopped: list[str] = []
         self._ids = 0
         FakeClient.instances.append(self)
 
@@ -71,7 +72,7 @@ class FakeClient:
     async def query(self, prompt: str, session_id: str, message_id: str | None = None) -> None:
         self.queries.append(prompt)
         self.message_ids.append(message_id)
-        self._turn = asyncio.get_running_loop().create_task(self._run(prompt))
+        self._turn = asyncio.get_running_loop().create_task(self._run(prompt, message_id))
 
     async def signals(self) -> AsyncIterator[sig.Signal]:
         while True:
@@ -87,7 +88,8 @@ class FakeClient:
             self._pending.cancel()  # control_cancel_request: the callback task is cancelled
         if self._turn is not None and not self._turn.done():
             self._turn.cancel()
-            self.emit(sig.TurnResult("error_during_execution", is_error=True))
+            self.emit(sig.TurnResult("error_during_execution", is_error=True,
+                                     prompts=self._prompt()))
 
     async def set_permission_mode(self, mode: str) -> None:
         if mode in self.refuse_modes:
@@ -96,6 +98,10 @@ class FakeClient:
 
     async def set_model(self, model: str | None) -> None:
         self.model = model or "fake-model"
+
+    async def stop_task(self, task_id: str) -> None:
+        self.stopped.append(task_id)
+        self.emit(sig.AgentEnd(task_id, "stopped"))
 
     async def disconnect(self) -> None:
         self.disconnected = True
@@ -185,7 +191,19 @@ class FakeClient:
 
     def end_turn(self, cost: float = 0.01) -> None:
         self.emit(sig.TurnResult("success", cost_usd=cost, usage={"input_tokens": 10,
-                                                                  "output_tokens": 5}))
+                                                                  "output_tokens": 5},
+                                 prompts=self._prompt()))
+
+    def _prompt(self) -> tuple[str, ...]:
+        last = self.message_ids[-1] if self.message_ids else None
+        return (last,) if last else ()
+
+    def self_started(self, text: str, cost: float = 0.02) -> None:
+        """A turn the CLI starts by itself (a background agent's notification): its reply,
+        then a result whose origin says so and that names no prompt of ours."""
+        self.say(text)
+        self.emit(sig.TurnResult("success", cost_usd=cost, origin="task-notification",
+                                 usage={"input_tokens": 7, "output_tokens": 3}))
 
     def die(self, error: BaseException | None = None) -> None:
         """The CLI exits (the message stream ends, or fails with ``error``)."""
@@ -196,7 +214,9 @@ class FakeClient:
             self.mode = mode
             self.emit(sig.ModeReport(mode))
 
-    async def _run(self, prompt: str) -> None:
+    async def _run(self, prompt: str, message_id: str | None) -> None:
+        if message_id:
+            self.emit(sig.PromptEcho(message_id))  # as the CLI replays a prompt it took in
         self.emit(sig.ModelReport(self.model))
         self.emit(sig.ModeReport(self.mode, initial=True))
         await self.script(self, prompt)

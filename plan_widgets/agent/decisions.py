@@ -30,10 +30,8 @@ log = logging.getLogger("plan_widgets")
 Decider = Literal["user", "code"]
 """Who may grant: a click on a card, or the notebook's own code."""
 
-KEEP_PLANNING_DEFAULT = (
-    "The user wants you to keep planning. Revise the plan, then present it again with "
-    "ExitPlanMode."
-)
+KEEP_PLANNING_DEFAULT = ("The user wants you to keep planning. Revise the plan, then present "
+                         "it again with ExitPlanMode.")
 
 
 @dataclass(frozen=True)
@@ -77,6 +75,8 @@ class Decision:
         self._future: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
         self._listeners: list[Callable[[Decision], None]] = []
         self._watchers: list[Callable[[], None]] = []
+        self.agent_id: str | None = None  # the subagent that asks (its task id), or None
+        self.agent: str | None = None  # that subagent's description, as its card names it
 
     # -- state ---------------------------------------------------------------------------
     @property

@@ -17,7 +17,6 @@ from ..model.options import SessionOptions
 from . import wording
 from .decisions import Decision
 from .seam import HostTools
-from .turn import NullView
 
 if TYPE_CHECKING:
     from .session import Session
@@ -52,9 +51,13 @@ class Desk:
         s.emit(d.asked_event())
         s.book.add(d)
         d.on_resolved(self._decided)
-        view = s.current_turn.view if s.current_turn is not None else NullView()
+        rec = s.runner.agents.record(d.agent_id)
+        d.agent = rec.description if rec is not None else d.agent_id
+        view, own = s.runner.decision_view(d)
         try:
             view.decision(d)
+            if own:  # a view of its own below the newest cell: static once decided
+                getattr(view, "turn_done", lambda: None)()
         except Exception as e:  # a card that cannot render must not lose the decision
             log.exception("could not show the %s card", d.kind)
             try:

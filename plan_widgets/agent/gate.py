@@ -161,6 +161,7 @@ class Gate:
         decision = self._screen(request)
         if not isinstance(decision, Decision):
             return decision
+        decision.agent_id = request.agent_id
         try:
             answer = await self._wait(decision)
         except asyncio.CancelledError:

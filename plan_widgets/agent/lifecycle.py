@@ -107,6 +107,7 @@ class Lifecycle:
                 self.resume_mode = st.mode
         for dec_id in list(st.pending):
             s.emit(KINDS[st.decisions[dec_id].kind].expired_event(dec_id))
+        s.runner.agents.end_all(wording.KERNEL_STOPPED_AGENTS)  # they died with the old CLI
         if st.working:  # the old kernel died in the middle of a turn
             s.emit(ev.TurnEnded(turn=st.turns, result="restarted", is_error=True,
                                 message=wording.KERNEL_STOPPED))
@@ -201,6 +202,10 @@ class Lifecycle:
     async def stop(self) -> None:
         s = self.s
         s.book.end_open("close" if s.closed else "cli")
+        s.runner.agents.end_all(wording.CLOSED_AGENTS if s.closed else wording.CLI_EXITED_AGENTS)
+        own = s.runner.cli_turn
+        if own is not None and own.origin != "user":
+            s.runner.end(own, None, wording.CLOSED_DURING_TURN)
         if self.log is not None:
             # first: nothing more is logged (a late event takes the lock again for itself), and
             # the next writer (a resume in this kernel or another) need not wait for the CLI's

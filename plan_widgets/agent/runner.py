@@ -1,8 +1,16 @@
-"""Runs a session's turns in order, and routes what the CLI says to the running turn.
+"""Runs a session's turns in order, and routes what the CLI says to the turn it belongs to.
 
 Prompts queue (``ask``), run one at a time (``serve``, on the session's owner task), and end
-exactly once: with the CLI's result, an error, the session closing or dying. The CLI's signals
-(:mod:`signals`) arrive in order from the reader task; each kind has one handler here.
+exactly once: with their own result, an error, the session closing or dying. The CLI's signals
+(:mod:`signals`) arrive in order from the reader task, also between cells; each kind has one
+handler here.
+
+Whose turn is it? The CLI runs one turn at a time, but not only ours: when a background agent
+ends while nothing runs, it starts a turn by itself (docs/conversation.md). A prompt sent from
+here is echoed back before its turn's first message (:class:`signals.PromptEcho`); content
+that comes with no echo before it belongs to a *self-started* turn, which gets a turn of its
+own (logged, counted, shown below the newest cell). A result ends the turn whose prompt it
+names (``user_message_uuids``), never another one.
 """
 
 from __future__ import annotations
@@ -19,11 +27,12 @@ from .. import model as ev
 from ..model.errors import SessionError
 from . import signals as sig
 from . import wording
+from .agents import AGENT_TOOLS, Agents
 from .checklist import TASK_TOOLS, Checklist
 from .context import CONTEXT_TIMEOUT, ContextUsage
 from .gate import EDIT_TOOLS, is_plan_file
 from .tasks import spawn
-from .turn import Turn
+from .turn import NullView, Turn
 
 if TYPE_CHECKING:
     from .session import Session
@@ -54,7 +63,13 @@ class Runner:
         self.queued: list[Turn] = []
         """Turns asked for that have not started, oldest first."""
         self.turn: Turn | None = None
-        """The turn running now."""
+        """The user's turn running now (its prompt sent)."""
+        self.cli_turn: Turn | None = None
+        """The turn whose messages arrive now: the user's (once its prompt was echoed), or
+        one the CLI started by itself; None between the CLI's turns."""
+        self._merged: Turn | None = None
+        """A self-started turn the user's prompt was taken into (ends with the same result)."""
+        self.agents = Agents(session.emit, lambda: session.state)
         self.count = 0
         self.context: ContextUsage | None = None
         """How full the context window was after the last turn (None before one ended)."""
@@ -93,8 +108,22 @@ class Runner:
             turn = await self.queue.get()
             if turn is None or self.s.dead:
                 return
-            if not turn.done:
+            await self._clear_to_send(turn)
+            if not turn.done and not self.s.dead and not self.s.closed:
                 await self._run(turn)
+
+    async def _clear_to_send(self, turn: Turn) -> None:
+        """A prompt waits while the CLI runs a turn of its own, or a card (a background
+        agent's, between cells) waits for the user: what the cell says must be true."""
+        s = self.s
+        said = False
+        while not turn.done and not s.dead and not s.closed and (
+                self.cli_turn is not None or s.pending is not None):
+            if not said:
+                said = True
+                turn.view.marker(wording.WAITING_BEHIND_SELF_STARTED if self.cli_turn
+                                 is not None else wording.WAITING_BEHIND_DECISION)
+            await s.next_change(0.25)
 
     # -- one turn ----------------------------------------------------------------------------
     async def _run(self, turn: Turn) -> None:
@@ -118,6 +147,8 @@ class Runner:
             self.end(turn, None, str(e))
         finally:
             self.turn = None
+            if self.cli_turn is turn:
+                self.cli_turn = None
             s.notify()
         # in the background: the CLI's first answer can take a second (notes m13, section 5),
         # and neither the next turn nor closing the session waits for a meter
@@ -162,7 +193,8 @@ class Runner:
         s.emit(ev.TurnEnded(
             turn=turn.number, result=r.subtype, is_error=error is not None, cost_usd=r.cost_usd,
             input_tokens=r.input_tokens, output_tokens=r.output_tokens, duration_ms=dur,
-            message=error, files=list(turn.files)))
+            message=error, files=list(turn.files),
+            origin=r.origin if turn.origin != "user" else None))
         total = s.state.cost_usd  # the CLI reports a running total: show this turn's share
         turn_cost = max(total - before, 0.0) if r.cost_usd is not None else None
         turn.result = {"subtype": r.subtype, "cost_usd": r.cost_usd,
@@ -176,6 +208,50 @@ class Runner:
             self.files_turn = (turn.number, list(turn.files))
             _hook(turn.view, "files_changed", turn)
         turn.finish(error)
+        if turn.origin != "user":  # a cell's turn goes static through its cell
+            _hook(turn.view, "turn_done")
+
+    # -- whose turn ------------------------------------------------------------------------
+    def _target(self) -> Turn:
+        """The turn the CLI's content belongs to; content with no turn open starts a turn of
+        the CLI's own (no prompt of ours was echoed before it)."""
+        if self.cli_turn is None:
+            self.cli_turn = self._self_started()
+        return self.cli_turn
+
+    def _self_started(self) -> Turn:
+        s = self.s
+        turn = Turn(s, self.agents.title(), NullView(), origin="agent")
+        turn.view = s.between_cells_view(turn.prompt)
+        self.count += 1
+        turn.number = self.count
+        turn.started_at = time.monotonic()
+        s.emit(ev.TurnStarted(turn=turn.number, prompt=turn.prompt, origin="agent"))
+        return turn
+
+    def decision_view(self, d: Any) -> tuple[Any, bool]:
+        """Where a decision's card goes, and whether that view is the card's own: the turn
+        of the agent that asks while it is live, else the turn running now, else (between
+        cells: a background agent asks after its cell ended) a view of its own."""
+        for turn in (self.agents.home_of(d.agent_id), self.cli_turn, self.turn):
+            if turn is not None and not turn.done:
+                return turn.view, False
+        return self.s.between_cells_view(wording.between_cells_card(d.agent)), True
+
+    def _owner(self, parent: str | None) -> Turn | None:
+        """The turn that shows a subagent's output (its Agent line), or None after saying
+        that the parent is unknown."""
+        home = self.agents.home(parent)
+        if home is None and parent:
+            self._plain_line("unknown_parent", wording.unknown_parent(parent))
+        return home
+
+    def _plain_line(self, kind: str, text: str) -> None:
+        """Something the CLI said that fits no turn: logged, and shown as a plain line."""
+        self.s.emit(ev.ErrorEvent(kind=kind, message=text))
+        turn = self.cli_turn or self.turn
+        view = turn.view if turn is not None else self.s.between_cells_view(text)
+        view.marker(text)
 
     # -- signals from the CLI ----------------------------------------------------------------
     def on_signal(self, signal: sig.Signal) -> None:
@@ -184,34 +260,67 @@ class Runner:
         if handler is not None:
             handler(self, signal)
 
+    def _on_echo(self, m: sig.PromptEcho) -> None:
+        turn = self.turn
+        if turn is None or turn.done or m.uuid != turn.message_id:
+            return  # another prompt's echo (a resumed transcript's, an interrupt's note)
+        if self.cli_turn is not None and self.cli_turn is not turn:
+            self._merged = self.cli_turn  # taken into the CLI's own turn: both end together
+        self.cli_turn = turn
+
+    def _on_injected(self, m: sig.Injected) -> None:
+        if self.cli_turn is not None:
+            self.cli_turn.view.marker(wording.injected(m.kind))
+
     def _on_message_start(self, m: sig.MessageStart) -> None:
-        if self.turn is not None:
-            self.turn.message_started(m.message_id)
+        self._target().message_started(m.message_id)
 
     def _on_text_delta(self, m: sig.TextDelta) -> None:
-        if self.turn is not None:
-            self.turn.add_text(m.text)
+        self._target().add_text(m.text)
 
     def _on_assistant_text(self, m: sig.AssistantText) -> None:
-        if self.turn is not None and not self.turn.was_streamed(m.message_id):
-            self.turn.add_text(m.text)
+        turn = self._target()
+        if not turn.was_streamed(m.message_id):
+            turn.add_text(m.text)
+
+    def _on_thinking(self, m: sig.Thinking) -> None:
+        _hook(self._target().view, "thinking", m.text)
+
+    def _on_subagent_text(self, m: sig.SubagentText) -> None:
+        home = self._owner(m.parent)
+        if home is not None:
+            _hook(home.view, "subagent_text", m.parent, m.text)
 
     def _on_tool_use(self, m: sig.ToolUse) -> None:
+        if m.parent is not None:
+            home = self._owner(m.parent)
+            if home is not None:
+                home.tool_called(m.id, m.name)
+                _hook(home.view, "subagent_tool_started", m.parent, m.id, m.name, m.input)
+            return
         if m.name == "EnterPlanMode":
             self.s.marker(wording.AGENT_ENTERED_PLAN)
-        if self.turn is not None:
-            self.turn.tool_called(m.id, m.name)
-            self.turn.tool_inputs[m.id] = m.input
-            if m.name not in UNSHOWN_TOOLS:
-                self.turn.view.tool_started(m.id, m.name, m.input)
+        turn = self._target()
+        turn.tool_called(m.id, m.name)
+        turn.tool_inputs[m.id] = m.input
+        if m.name in AGENT_TOOLS:
+            self.agents.launched(turn, m.id)
+        if m.name not in UNSHOWN_TOOLS:
+            turn.view.tool_started(m.id, m.name, m.input)
 
     def _on_tool_result(self, m: sig.ToolResult) -> None:
-        turn = self.turn
-        if turn is not None and turn.tool_name(m.tool_use_id) not in (None, *UNSHOWN_TOOLS):
-            turn.view.tool_finished(m.tool_use_id, m.content, m.is_error)
-        if turn is None or m.is_error:
+        if m.parent is not None:
+            home = self._owner(m.parent)
+            if home is not None:
+                _hook(home.view, "subagent_tool_finished", m.parent, m.tool_use_id, m.content,
+                      m.is_error)
             return
+        turn = self._target()
         name = turn.tool_name(m.tool_use_id)
+        if name not in (None, *UNSHOWN_TOOLS):
+            turn.view.tool_finished(m.tool_use_id, m.content, m.is_error)
+        if m.is_error:
+            return
         tool_input = turn.tool_inputs.get(m.tool_use_id, {})
         if name in EDIT_TOOLS:
             path = tool_input.get("file_path") or tool_input.get("notebook_path")
@@ -230,6 +339,17 @@ class Runner:
             self.s.emit(ev.TasksUpdated(turn=turn.number, tasks=tasks))
             _hook(turn.view, "tasks_updated", tasks)
 
+    def _on_agent_start(self, m: sig.AgentStart) -> None:
+        self.agents.started(m, self.count)
+
+    def _on_agent_step(self, m: sig.AgentStep) -> None:
+        if not self.agents.stepped(m):
+            self._plain_line("unknown_agent", wording.unknown_agent(m.agent_id, "progress"))
+
+    def _on_agent_end(self, m: sig.AgentEnd) -> None:
+        if not self.agents.ended(m):
+            self._plain_line("unknown_agent", wording.unknown_agent(m.agent_id, "the end"))
+
     def _on_model(self, m: sig.ModelReport) -> None:
         self.s.modes.saw_model(m.model)
 
@@ -238,16 +358,42 @@ class Runner:
             self.s.modes.saw_mode(m.mode)
 
     def _on_result(self, m: sig.TurnResult) -> None:
-        if self.turn is not None:
-            self.end(self.turn, m, wording.result_error(m) if m.is_error else None)
+        """End the turn(s) this result belongs to: the user's only if it names its prompt."""
+        user, own = self.turn, self.cli_turn
+        ended = False
+        error = wording.result_error(m) if m.is_error else None
+        if user is not None and not user.done and (
+                user.message_id in m.prompts
+                or (not m.prompts and not m.self_started and own is user)):
+            self.end(user, m, error)
+            ended = True
+        for turn in (own, self._merged):
+            if turn is not None and turn is not user and not turn.done:
+                self.end(turn, None if ended else m, error)
+                ended = True
+        if not ended and m.self_started:  # a turn of its own that said nothing here
+            self.end(self._self_started(), m, error)
+            ended = True
+        # the user's turn, its prompt echoed, goes on until its own result
+        self.cli_turn = user if user is not None and own is user and not user.done else None
+        self._merged = None
+        if not ended:
+            self._plain_line("unmatched_result", wording.unmatched_result(m.origin))
 
 
 _HANDLERS: dict[type, Callable[[Runner, Any], None]] = {
     sig.MessageStart: Runner._on_message_start,
     sig.TextDelta: Runner._on_text_delta,
     sig.AssistantText: Runner._on_assistant_text,
+    sig.Thinking: Runner._on_thinking,
+    sig.SubagentText: Runner._on_subagent_text,
     sig.ToolUse: Runner._on_tool_use,
     sig.ToolResult: Runner._on_tool_result,
+    sig.PromptEcho: Runner._on_echo,
+    sig.Injected: Runner._on_injected,
+    sig.AgentStart: Runner._on_agent_start,
+    sig.AgentStep: Runner._on_agent_step,
+    sig.AgentEnd: Runner._on_agent_end,
     sig.ModelReport: Runner._on_model,
     sig.ModeReport: Runner._on_mode,
     sig.TurnResult: Runner._on_result,

@@ -61,6 +61,7 @@ class Session:
         self.rewinder = Rewinder(self)
         self._pulse = asyncio.Event()
         self._listeners: list[Callable[[Session], None]] = []
+        self._between_cells: Callable[[str], TurnView] | None = None
         self.life = Lifecycle(self, client)
         if self.options.resume:
             self.life.restore()
@@ -123,9 +124,46 @@ class Session:
         return await (self.rewinder.preview(turn) if dry_run else self.rewinder.rewind(turn))
 
     @property
+    def agents(self) -> list[ev.AgentRecord]:
+        """Every subagent of the session, oldest first (running or ended; from the log)."""
+        return list(self.state.agents)
+
+    @property
+    def running_agents(self) -> list[ev.AgentRecord]:
+        """The subagents still running (a background agent goes on after its cell)."""
+        return self.state.running_agents
+
+    async def stop_agent(self, agent_id: str) -> None:
+        """Stop a running subagent (its id from :attr:`agents`; the CLI's ``stop_task``)."""
+        client = self.client
+        if client is None or self.dead or self.closed:
+            raise SessionError(f"session {self.name!r} has no running CLI")
+        if not any(a.id == agent_id for a in self.running_agents):
+            raise OptionError(f"no running agent {agent_id!r} in session {self.name!r} "
+                              "(see %claude agents)")
+        await self.control(client.stop_task(agent_id), "stop agent")
+
+    def show_between_cells(self, factory: Callable[[str], TurnView] | None) -> None:
+        """Where output goes that arrives while no cell of ours runs: a turn the CLI starts
+        by itself, a card a background agent asks for. ``factory(title)`` makes a view (the
+        notebook: below the newest cell of the session)."""
+        self._between_cells = factory
+
+    def between_cells_view(self, title: str) -> TurnView:
+        """A view for output that belongs to no cell (nowhere, if no frontend said where)."""
+        if self._between_cells is not None:
+            try:
+                return self._between_cells(title)
+            except Exception:
+                log.exception("could not show %r between cells", title)
+        return NullView()
+
+    @property
     def busy(self) -> bool:
-        """True while a turn runs or waits in the queue."""
-        return self.runner.turn is not None or bool(self.runner.queued)
+        """True while a turn runs (also one the CLI started by itself) or waits in the
+        queue."""
+        r = self.runner
+        return r.turn is not None or r.cli_turn is not None or bool(r.queued)
 
     @property
     def current_turn(self) -> Turn | None:
@@ -252,7 +290,7 @@ class Session:
         """Interrupt the running turn; any pending decision is cancelled (never approved)."""
         self.end_decisions("interrupt")
         client = self.client
-        if client is None or self.runner.turn is None:
+        if client is None or (self.runner.turn is None and self.runner.cli_turn is None):
             return
         try:
             await self.control(client.interrupt(), "interrupt")
@@ -322,8 +360,9 @@ class Session:
 
     def marker(self, text: str) -> None:
         """Show a marker in the running turn (nowhere, between turns)."""
-        if self.runner.turn is not None:
-            self.runner.turn.view.marker(text)
+        turn = self.runner.cli_turn or self.runner.turn
+        if turn is not None:
+            turn.view.marker(text)
 
     def check_alive(self) -> None:
         if self.closed:
@@ -373,7 +412,9 @@ class Session:
         self.dead = reason = wording.with_stderr(reason, self.life.stderr)
         self.emit(ev.ErrorEvent(kind="session_dead", message=reason))
         self.book.end_open("cli", expire=True)
-        if self.runner.turn is not None:
-            self.runner.end(self.runner.turn, None, f"The session ended: {reason}")
+        self.runner.agents.end_all(wording.CLI_EXITED_AGENTS)
+        for turn in (self.runner.turn, self.runner.cli_turn):
+            if turn is not None:
+                self.runner.end(turn, None, f"The session ended: {reason}")
         self.runner.stop()
         self.notify()

@@ -49,9 +49,13 @@ class NullView:
 class Turn:
     """One prompt and the agent's work on it. ``await turn`` waits for its end."""
 
-    def __init__(self, session: Any, prompt: str, view: TurnView, plan: bool = False) -> None:
+    def __init__(self, session: Any, prompt: str, view: TurnView, plan: bool = False,
+                 origin: str = "user") -> None:
         self.session = session
         self.prompt = prompt
+        self.origin = origin
+        """``user``: a prompt sent from here; ``agent``: a turn the CLI started by itself
+        (``prompt`` then says why)."""
         self.view = view
         self.plan = plan
         self.number = 0

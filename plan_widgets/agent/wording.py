@@ -157,3 +157,40 @@ def plan_refused_no_send(why: str) -> str:
 
 def stopped_answering(e: BaseException) -> str:
     return f"the Claude Code CLI stopped answering ({e})"
+
+
+SELF_STARTED = "The agent started a turn by itself"
+WAITING_BEHIND_SELF_STARTED = ("The agent is answering in a turn of its own (below the newest "
+                               "cell); this prompt is sent when it ends")
+WAITING_BEHIND_DECISION = "A decision is waiting on a card; this prompt is sent after it"
+CLI_EXITED_AGENTS = "stopped: the CLI exited"
+CLOSED_AGENTS = "stopped: the session was closed"
+KERNEL_STOPPED_AGENTS = "stopped: the kernel stopped"
+
+
+def agent_finished(description: str, status: str) -> str:
+    what = {"completed": "finished", "failed": "failed", "stopped": "was stopped",
+            "killed": "was stopped"}.get(status, status)
+    return f'Background agent "{description}" {what}'
+
+
+def unknown_agent(agent_id: str, what: str) -> str:
+    return f"The CLI reported {what} of an agent this session does not know ({agent_id})"
+
+
+def unknown_parent(parent: str) -> str:
+    return f"A subagent message came for an Agent call this session does not know ({parent})"
+
+
+def unmatched_result(origin: str | None) -> str:
+    return f"The CLI ended a turn this session did not start (origin: {origin or 'none'})"
+
+
+def between_cells_card(agent: str | None) -> str:
+    return f'Agent "{agent}" asks' if agent else "The agent asks"
+
+
+def injected(kind: str) -> str:
+    if kind == "task-notification":
+        return "A background agent reported back; the agent reads it in this turn"
+    return f"The CLI added a message of its own to this turn ({kind})"

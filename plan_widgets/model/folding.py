@@ -306,11 +306,17 @@ def _agent_progress(b: _Builder, e: AgentProgress) -> None:
 
 
 def _agent_ended(b: _Builder, e: AgentEnded) -> None:
-    changes: dict[str, Any] = {"status": e.status, "ended": e.ts, "summary": e.summary}
-    for name in ("tokens", "tool_uses", "duration_ms"):
-        if getattr(e, name) is not None:
-            changes[name] = getattr(e, name)
-    _agent_changed(b, e.agent_id, **changes)
+    usage = {n: getattr(e, n) for n in ("tokens", "tool_uses", "duration_ms")
+             if getattr(e, n) is not None}
+
+    def end(a: AgentRecord) -> AgentRecord:
+        if a.running:
+            return a._replace(status=e.status, ended=e.ts, summary=e.summary, **usage)
+        # the CLI says an ending twice (task_updated, then task_notification with the
+        # summary): a later ending fills in what is missing, and changes nothing else
+        return a._replace(summary=a.summary or e.summary, **usage)
+
+    b.agents = tuple(end(a) if a.id == e.agent_id else a for a in b.agents)
 
 
 def _error(b: _Builder, e: ErrorEvent) -> None:
