@@ -762,3 +762,44 @@ def test_async_start_and_stop(tmp_path: Path) -> None:
     assert text == "Hello! You said: async"
     assert rc == 0
     assert not _listening(port)
+
+
+# -- background agents: notifications and thinking --------------------------------------------
+
+NOTE = ("<system-reminder>\n[SYSTEM NOTIFICATION - NOT USER INPUT]\n<task-notification>\n"
+        "<task-id>a1</task-id>\n<status>completed</status>\n<summary>Agent \"Write\" finished"
+        "</summary>\n</task-notification>\n</system-reminder>")
+
+
+def test_a_notification_is_matched_where_the_cli_puts_it(serve) -> None:
+    """The CLI's notification of a finished background agent sits in a system reminder (as
+    measured): ``user`` does not see it, ``notification`` does."""
+    m = serve("""
+        steps:
+          - when: {notification: "<status>completed</status>"}
+            reply: [{text: "the agent is done"}]
+          - reply: [{text: "something else"}]
+    """)
+    r = Request(body(messages=[{"role": "user", "content": [{"type": "text", "text": NOTE}]}]))
+    assert r.user == "" and "<task-id>a1</task-id>" in r.notification
+    got = post(m, body(messages=[{"role": "user", "content": [{"type": "text", "text": NOTE}]}]))
+    assert got.text == "the agent is done"
+    assert post(m, body()).text == "something else"
+
+
+def test_thinking_streams_as_signed_thinking_deltas(serve) -> None:
+    m = serve("""
+        steps:
+          - reply:
+              - thinking: "first I think"
+              - text: "then I answer"
+    """)
+    r = post(m, body())
+    starts = [d["content_block"] for n, d in r.events if n == "content_block_start"]
+    assert starts[0] == {"type": "thinking", "thinking": "", "signature": ""}
+    deltas = [d["delta"] for n, d in r.events if n == "content_block_delta"]
+    assert deltas[0] == {"type": "thinking_delta", "thinking": "first I think"}
+    assert deltas[1]["type"] == "signature_delta" and deltas[1]["signature"]
+    assert r.text == "then I answer"
+    with pytest.raises(ScriptError, match="exactly one of"):
+        load_script({"steps": [{"reply": [{"thinking": "x", "text": "y"}]}]})

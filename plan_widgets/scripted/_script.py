@@ -64,12 +64,15 @@ class When(_Strict):
     """The text of the tool results in the last user message."""
     context: str | None = None
     """Anywhere in the conversation sent (all messages)."""
+    notification: str | None = None
+    """A background agent's notification in the last user message (the CLI sends it inside
+    a system reminder: ``<task-notification>`` with status, summary and result)."""
     mode: Literal["plan", "default"] | None = None
     """``plan`` while the CLI says plan mode is active, ``default`` otherwise."""
     model: str | None = None
     """The model the request names."""
 
-    @field_validator("user", "tool_result", "context", "model")
+    @field_validator("user", "tool_result", "context", "model", "notification")
     @classmethod
     def _regex(cls, v: str | None) -> str | None:
         if v is not None:
@@ -81,9 +84,11 @@ class When(_Strict):
 
 
 class Block(_Strict):
-    """One reply block: ``text`` (optionally generated or split) or a ``tool`` call."""
+    """One reply block: ``text`` (optionally generated or split), ``thinking`` (streamed as
+    thinking deltas, signed) or a ``tool`` call."""
 
     text: str | None = None
+    thinking: str | None = None
     text_size: int | None = Field(default=None, gt=0)
     """Generate this many bytes of Markdown text instead of ``text``."""
     deltas: int | None = Field(default=None, gt=0)
@@ -93,9 +98,9 @@ class Block(_Strict):
 
     @model_validator(mode="after")
     def _one_kind(self) -> Block:
-        kinds = sum(x is not None for x in (self.text, self.text_size, self.tool))
+        kinds = sum(x is not None for x in (self.text, self.text_size, self.tool, self.thinking))
         if kinds != 1:
-            raise ValueError("a block has exactly one of text, text_size or tool")
+            raise ValueError("a block has exactly one of text, text_size, thinking or tool")
         if self.text_size is not None and self.deltas is not None and self.deltas > self.text_size:
             raise ValueError("deltas cannot exceed text_size")
         return self

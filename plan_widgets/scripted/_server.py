@@ -23,6 +23,7 @@ from ._stream import collapse, events_for
 
 _REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
 _PLAN_FILE = re.compile(r"(/[^\s\"'`<>()]*?/plans/[^\s\"'`<>()]+?\.md)")
+_NOTIFICATION = re.compile(r"<task-notification>.*?</task-notification>", re.S)
 _PLAN_ACTIVE = re.compile(r"[Pp]lan mode is active|[Pp]lan mode (?:is )?(?:still )?in effect")
 _PLAN_EXITED = re.compile(r"exited plan mode|[Pp]lan mode is no longer active|[Yy]ou have exited")
 
@@ -75,6 +76,8 @@ class Request:
         ]
         last_raw = "\n".join(texts + results)
         self.user = _REMINDER.sub("", "\n".join(texts)).strip()
+        found_note = _NOTIFICATION.findall("\n".join(texts))
+        self.notification = found_note[-1] if found_note else ""
         self.tool_result = "\n".join(results).strip()
         self.context = "\n".join(_text_of(m.get("content")) for m in messages)
         system = body.get("system")
@@ -109,6 +112,7 @@ class Request:
             (w.tool_result, self.tool_result),
             (w.context, self.context),
             (w.model, self.model),
+            (w.notification, self.notification),
         ]
         for pattern, text in checks:
             if pattern is not None and not re.search(pattern, text, re.S):

@@ -74,6 +74,9 @@ def events_for(step_blocks: list[Block], req: Request, names: dict[str, str],
                 "type": "content_block_delta", "index": index,
                 "delta": {"type": "input_json_delta", "partial_json": raw},
             }))
+        elif block.thinking is not None:
+            out_chars += len(block.thinking)
+            evs += _thinking(index, fill(block.thinking, names))
         else:
             evs.append(_sse("content_block_start", {
                 "type": "content_block_start", "index": index,
@@ -95,6 +98,23 @@ def events_for(step_blocks: list[Block], req: Request, names: dict[str, str],
     return evs
 
 
+def _thinking(index: int, text: str) -> list[bytes]:
+    """A thinking block as the API streams it: thinking deltas, then its signature (the CLI
+    sends the signed block back on later requests)."""
+    pieces = [text[i:i + 80] for i in range(0, len(text), 80)] or [""]
+    return [
+        _sse("content_block_start", {"type": "content_block_start", "index": index,
+                                     "content_block": {"type": "thinking", "thinking": "",
+                                                       "signature": ""}}),
+        *(_sse("content_block_delta", {"type": "content_block_delta", "index": index,
+                                       "delta": {"type": "thinking_delta", "thinking": p}})
+          for p in pieces),
+        _sse("content_block_delta", {"type": "content_block_delta", "index": index,
+                                     "delta": {"type": "signature_delta",
+                                               "signature": "scripted-" + uuid.uuid4().hex}}),
+    ]
+
+
 def collapse(events: list[bytes]) -> dict[str, Any]:
     """The non-streaming Message that a list of SSE events adds up to."""
     message: dict[str, Any] = {}
@@ -110,6 +130,10 @@ def collapse(events: list[bytes]) -> dict[str, Any]:
             block, delta = message["content"][data["index"]], data["delta"]
             if delta["type"] == "text_delta":
                 block["text"] += delta["text"]
+            elif delta["type"] == "thinking_delta":
+                block["thinking"] += delta["thinking"]
+            elif delta["type"] == "signature_delta":
+                block["signature"] = delta["signature"]
             else:
                 partial[data["index"]] = partial.get(data["index"], "") + delta["partial_json"]
         elif t == "message_delta":
