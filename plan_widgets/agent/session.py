@@ -241,8 +241,8 @@ class Session:
                 return True
             if self.dead or self.closed:
                 raise SessionError(f"session {self.name!r} ended: {self.dead or 'closed'}")
-            if not self.busy and self.connected:
-                raise SessionError("no turn is running, so no decision will come")
+            if not self.busy and self.connected and not self.running_agents:
+                raise SessionError("no turn or agent is running, so no decision will come")
             return False
 
         await self._until(ready, timeout)
