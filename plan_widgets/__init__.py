@@ -80,8 +80,12 @@ def __getattr__(name: str) -> Any:
 def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext plan_widgets``: register ``%%claude`` and ``%claude`` (cheap: no SDK)."""
     from .ipython.magics import ClaudeMagics, transform_cell
+    from .ipython.policy import check_magics, checked, load, say
 
-    ipython.register_magics(ClaudeMagics)
+    # settings from config files are checked one by one: a wrong one is said and left out
+    magics, problems = checked(ClaudeMagics, ipython.config, shell=ipython)
+    say(problems + check_magics(magics, load(ipython)))
+    ipython.register_magics(magics)
     cleanup = ipython.input_transformers_cleanup
     if transform_cell not in cleanup:
         cleanup.append(transform_cell)

@@ -425,6 +425,7 @@ SAMPLES: list[Any] = [
                      tool_uses=1, duration_ms=59),
     ev.AgentEnded(agent_id="a1", status="completed", summary="wrote a.txt", tokens=2701,
                   tool_uses=1, duration_ms=134),
+    ev.SessionAsleep(reason="idle", idle_seconds=3600.2),
     ev.ErrorEvent(kind="session_dead", message="the CLI exited"),
 ]
 

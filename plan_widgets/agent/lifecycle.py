@@ -31,6 +31,7 @@ from . import wording
 from .credentials import require_credentials
 from .decisions import KINDS
 from .gate import EDIT_TOOLS
+from .idle import Sleeper
 from .scratch import ScratchDir
 from .seam import AgentClient, ClientConfig, ClientFactory, HostTools, ScreenCallback
 
@@ -67,6 +68,9 @@ class Lifecycle:
         self.scripted: Any = None
         self.scratch: ScratchDir | None = None
         """The CLI's own TMPDIR, removed when it has exited (see :mod:`scratch`)."""
+        self.reader: asyncio.Task[None] | None = None
+        self.idle = Sleeper(self)
+        """Closes the CLI when the session is idle, and resumes it for the next turn."""
         # The SDK's first import (about 1.3 s, mostly its mcp dependency) runs in a thread from
         # here on, so the cell's widgets are built and the scripted model starts meanwhile
         # (docs/benchmarks.md, figure 3). Never at %load_ext: it would slow the user's cells.
@@ -115,19 +119,19 @@ class Lifecycle:
     # -- the owner task ----------------------------------------------------------------------
     async def run(self) -> None:
         """The owner task: start, serve, and always stop."""
-        reader: asyncio.Task[None] | None = None
         try:
             await self.start()
-            reader = asyncio.get_running_loop().create_task(self.read())
-            await self.s.runner.serve()
+            self.reader = asyncio.get_running_loop().create_task(self.read())
+            self.idle.start_watching()
+            await self.idle.serve()
         except asyncio.CancelledError:
             pass
         except Exception as e:  # the CLI could not start: say why, keep the kernel usable
             log.debug("session %s failed to start", self.s.name, exc_info=True)
             self.s.die(wording.start_failure(e, self.stderr, self.s.options.cli_path))
         finally:
-            if reader is not None:
-                reader.cancel()
+            if self.reader is not None:
+                self.reader.cancel()
             await self.stop()
 
     async def start(self) -> None:
@@ -145,7 +149,8 @@ class Lifecycle:
             cwd=o.cwd or os.getcwd(), mode=self.resume_mode or o.mode, can_use_tool=s.gate,
             env=env, model=o.model, resume=o.resume or None, cli_path=o.cli_path,
             session_id=None if o.resume else s.session_id, stderr=self.stderr.append,
-            file_checkpointing=o.checkpointing,
+            file_checkpointing=o.checkpointing, max_budget_usd=o.max_budget_usd,
+            disallowed_tools=o.denied_tools,
             **(_host_config(host, s.gate.screen) if host is not None else {})))
         await asyncio.wait_for(self.client.connect(), o.connect_timeout)
         self.connected.set()

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from .. import model as ev
 from ..model.errors import OptionError, SessionError
 from ..model.events import ModeSource
-from ..model.options import ALL_MODES, SessionOptions
+from ..model.options import ALL_MODES, SessionOptions, check_allowed
 from . import wording
 from .seam import AgentClient
 from .tasks import spawn
@@ -69,6 +69,7 @@ class Modes:
         h.check_alive()
         if mode not in ALL_MODES:
             raise OptionError(f"unknown mode {mode!r}: choose one of {', '.join(ALL_MODES)}")
+        check_allowed(mode, h.options.forbidden_modes)
         if source not in _SOURCES:
             raise OptionError(f"unknown source {source!r}: one of {_SOURCES}")
         self.gate_plan = mode == "plan"

@@ -204,6 +204,7 @@ def _options(config: ClientConfig, permission: Any) -> ClaudeAgentOptions:
         session_id=config.session_id,
         cli_path=config.cli_path,
         enable_file_checkpointing=config.file_checkpointing,
+        max_budget_usd=config.max_budget_usd, disallowed_tools=list(config.disallowed_tools),
         # the CLI echoes each prompt it takes in: the echo tells a user's turn from one the
         # CLI starts by itself (signals.PromptEcho); subagents' text is shown under their
         # Agent line (a foreground subagent's is not sent without it)

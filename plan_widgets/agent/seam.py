@@ -137,6 +137,10 @@ class ClientConfig:
     screen: ScreenCallback | None = None
     screened_tools: tuple[str, ...] = ()
     """The tools whose calls go through ``screen`` first (by the CLI's tool name)."""
+    max_budget_usd: float | None = None
+    """The CLI ends the session's turns once it has spent this much (None: no cap)."""
+    disallowed_tools: tuple[str, ...] = ()
+    """Tools the CLI never runs, in any mode."""
 
 
 class AgentClient(Protocol):

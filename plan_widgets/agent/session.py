@@ -197,11 +197,11 @@ class Session:
 
     @property
     def status(self) -> str:
-        """idle, starting, working, waiting (for you), dead or closed."""
+        """idle, starting, working, waiting (for you), asleep, dead or closed."""
         if self.closed:
             return "closed"
-        if self.dead:
-            return "dead"
+        if self.dead or (self.life.idle.asleep and not self.runner.queued):
+            return "dead" if self.dead else "asleep"
         if self.pending is not None:
             return "waiting"
         if self.busy:

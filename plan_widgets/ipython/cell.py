@@ -24,7 +24,7 @@ from .resume import show_resumed
 log = logging.getLogger("plan_widgets")
 
 _CONFIGURED = ("model", "plan_model", "mode", "approval_timeout", "log_dir", "scripted",
-               "cli_path", "kernel_tools")
+               "cli_path", "kernel_tools", "idle_timeout")
 """``ClaudeMagics`` settings that are a cell's defaults."""
 
 

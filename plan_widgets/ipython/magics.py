@@ -15,7 +15,7 @@ from typing import Any
 
 from IPython.core import magic_arguments
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
-from traitlets import Bool, CFloat, Enum, TraitError, Unicode, validate
+from traitlets import Bool, CFloat, CInt, Enum, TraitError, Unicode, validate
 
 from ..model.errors import OptionError
 from ..model.options import DEFAULT_APPROVAL_TIMEOUT, RESTING_MODES, check_timeout
@@ -55,6 +55,22 @@ class ClaudeMagics(Magics):
         True, help="Give new sessions the kernel tools (variables, history, run code, propose "
         "a cell); False: like --no-kernel-tools.",
     ).tag(config=True)
+
+    idle_timeout = CFloat(
+        3600.0, help="Seconds a session may stay idle before its CLI exits to free its memory "
+        "(200-400 MB); the next cell resumes it with its mode, model and context. 0: never.",
+    ).tag(config=True)
+    max_live_sessions = CInt(
+        0, help="Most CLIs live at once in this kernel: past it the longest-idle session's "
+        "CLI closes (resumed by its next cell), or, none idle, a new session is refused. "
+        "0: no cap.",
+    ).tag(config=True)
+
+    @validate("idle_timeout", "max_live_sessions")
+    def _not_negative(self, proposal: Any) -> Any:
+        if proposal["value"] < 0:
+            raise TraitError(f"{proposal['trait'].name} must be 0 (off) or more")
+        return proposal["value"]
 
     @validate("approval_timeout")
     def _check_timeout(self, proposal: Any) -> float:

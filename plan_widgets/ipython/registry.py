@@ -86,7 +86,9 @@ def _start(name: str, given: dict[str, Any]) -> Session:
 
 def _options(name: str, given: dict[str, Any]) -> SessionOptions:
     """A new session's options, checked: bad input and missing credentials are one line."""
-    opts = SessionOptions(name=name, **given).validated()
+    from .policy import current
+
+    opts = SessionOptions(name=name, **{**given, **current().session_options()}).validated()
     require_credentials(opts.scripted, opts.env)
     return opts
 
@@ -95,7 +97,9 @@ def _register(opts: SessionOptions, config: set[str] | None = None) -> Session:
     """Start a session and make it the kernel's session of its name (``config``: the options
     it took from ``%config``, if a cell started it)."""
     from ..agent.session import Session
+    from .limits import make_room
 
+    make_room(list(_sessions.values()), opts.name)  # the kernel's cap on live CLIs
     tools = None
     if opts.kernel_tools:
         from .kernel.tools import host_tools
@@ -185,6 +189,10 @@ async def obtain(name: str, wanted: dict[str, Any], defaults: dict[str, Any], *,
     replace = s is not None and not (s.dead or s.closed) and (
         new or bool(wanted.get("resume") and wanted["resume"] != s.session_id))
     if s is not None and not replace and not (s.dead or s.closed):
+        if s.life.idle.leaving:  # asleep: this cell wakes it, within the cap
+            from .limits import make_room
+
+            make_room(list(_sessions.values()), name)
         await _adjust(s, wanted)
         return s, notes
     base: dict[str, Any] = _started_with(s) if s is not None else {}

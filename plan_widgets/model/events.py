@@ -223,6 +223,15 @@ class AgentEnded(_Base):
     duration_ms: int | None = None
 
 
+class SessionAsleep(_Base):
+    """The session's CLI exited to save memory (idle, or the kernel's cap on live CLIs); the
+    next turn resumes the same conversation (a ``session:started`` resumed from this one)."""
+
+    type: Literal["session:asleep"] = "session:asleep"
+    reason: Literal["idle", "cap"]
+    idle_seconds: float
+
+
 class ErrorEvent(_Base):
     type: Literal["error"] = "error"
     kind: str
@@ -247,6 +256,7 @@ Event = Annotated[
         AgentStarted,
         AgentProgress,
         AgentEnded,
+        SessionAsleep,
         ErrorEvent,
     ],
     Field(discriminator="type"),
@@ -258,6 +268,7 @@ EVENT_TYPES: dict[str, type[BaseModel]] = {
         SessionStarted, TurnStarted, TurnEnded, PlanMode, PlanProposed, PlanDecided,
         ModelSwitched, QuestionAsked, QuestionAnswered, ToolRequested, ToolDecided,
         TasksUpdated, FilesRewound, AgentStarted, AgentProgress, AgentEnded, ErrorEvent,
+        SessionAsleep,
     )
 }
 """Event classes by their ``type`` tag."""

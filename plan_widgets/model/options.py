@@ -40,6 +40,15 @@ class SessionOptions:
     of each changed file per turn, under the CLI's ``~/.claude/file-history``)."""
     kernel_tools: bool = True
     """Serve the kernel's tools (variables, history, run code, propose a cell) to the agent."""
+    idle_timeout: float | None = None
+    """Seconds without activity after which the CLI exits (None: never); the next turn
+    resumes the same conversation (see ``plan_widgets.agent.idle``)."""
+    forbidden_modes: tuple[str, ...] = ()
+    """Modes the administrator's policy forbids (``ClaudePolicy``)."""
+    max_budget_usd: float | None = None
+    """The CLI stops a session that has spent this much (the SDK's ``max_budget_usd``)."""
+    denied_tools: tuple[str, ...] = ()
+    """Tools the CLI never runs (the SDK's ``disallowed_tools``)."""
 
     def validated(self) -> SessionOptions:
         """Check values a user typed; raise OptionError with one clear line."""
@@ -47,6 +56,7 @@ class SessionOptions:
             raise OptionError(
                 f"unknown mode {self.mode!r}: choose one of {', '.join(RESTING_MODES)}"
             )
+        check_allowed(self.mode, self.forbidden_modes)
         cwd = str(Path(self.cwd or os.getcwd()).expanduser().resolve())
         if not Path(cwd).is_dir():
             raise OptionError(f"--cwd {self.cwd!r} is not a directory: give an existing folder")
@@ -79,6 +89,13 @@ class SessionOptions:
     def with_(self, **changes: Any) -> SessionOptions:
         """A copy with some fields changed (None values are ignored)."""
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+
+def check_allowed(mode: str, forbidden: tuple[str, ...]) -> None:
+    """A mode the administrator's policy forbids is one line, naming the policy."""
+    if mode in forbidden:
+        raise OptionError(f"mode {mode!r} is forbidden by the administrator's policy "
+                          "(%claude policy shows it): choose another --mode")
 
 
 def check_timeout(seconds: float) -> float:

@@ -26,6 +26,7 @@ _STATE_LABELS = {
     "starting": ("starting…", "#6b7280"),
     "working": ("working…", "#2563eb"),
     "waiting": ("waiting for you", "#b45309"),
+    "asleep": ("asleep", "#6b7280"),
     "dead": ("ended", "#b91c1c"),
     "closed": ("closed", "#6b7280"),
 }

@@ -1,0 +1,165 @@
+"""A session's CLI goes to sleep when idle, and wakes for the next turn: its cost is bounded.
+
+Each live session holds one Claude Code CLI of about 200-400 MB (claude-code #13199), so a
+user with five notebooks open held up to 2 GB until the kernels died. A session idle for
+``idle_timeout`` seconds (no turn, no decision waiting, no background agent running, nothing
+happening) now closes its CLI: ``session:asleep`` is logged and its status is ``asleep``. The
+next turn starts the CLI again with ``resume`` of the same session id, so the CLI's own
+transcript (the context), the permission mode it was in (plan mode too) and the model come
+back; ``session:started`` with ``resumed_from`` set to its own id records the wake. The event
+log stays open (and its lock held) while it sleeps: no other kernel takes the session over.
+
+The kernel's cap on live CLIs (``ipython.limits``) uses the same sleep (reason ``cap``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import TYPE_CHECKING, Any, Literal
+
+from .. import model as ev
+from ..model.errors import SessionError
+from ..model.options import ALL_MODES
+
+if TYPE_CHECKING:
+    from .lifecycle import Lifecycle
+
+log = logging.getLogger("plan_widgets")
+Reason = Literal["idle", "cap"]
+WAKING = "Resuming the session: its CLI was closed while idle (same conversation, mode and model)."
+
+
+class Sleeper:
+    """Watches one session for idleness; puts its CLI to sleep and wakes it for a turn."""
+
+    def __init__(self, life: Lifecycle) -> None:
+        self.life = life
+        self.asleep = False
+        self.last_active = time.monotonic()
+        """When the session's state last changed (a turn, a decision, a mode, an event)."""
+        self._nap: Reason | None = None
+        self._watch: asyncio.Task[None] | None = None
+        life.s.subscribe(self._touch)
+
+    def _touch(self, _s: Any) -> None:
+        if not self.asleep:
+            self.last_active = time.monotonic()
+
+    def start_watching(self) -> None:
+        """Start the idle timer (once; only if the session has an ``idle_timeout``)."""
+        if self._watch is None and self.life.s.options.idle_timeout:
+            self._watch = asyncio.get_running_loop().create_task(
+                self._watch_idle(), name=f"claude-idle:{self.life.s.name}")
+
+    async def _watch_idle(self) -> None:
+        s = self.life.s
+        while not (s.closed or s.dead):
+            timeout = s.options.idle_timeout
+            if not timeout:
+                return
+            left = self.last_active + timeout - time.monotonic()
+            if left <= 0 and self.may_sleep():
+                self.request("idle")
+                left = timeout
+            await asyncio.sleep(max(left, min(timeout, 1.0)))
+
+    @property
+    def leaving(self) -> bool:
+        """Asleep, or about to be (the owner task closes the CLI after the running step)."""
+        return self.asleep or self._nap is not None
+
+    @property
+    def idle_for(self) -> float:
+        """Seconds since the session's state last changed."""
+        return time.monotonic() - self.last_active
+
+    def may_sleep(self) -> bool:
+        """Idle, with nothing that needs the CLI: no turn (queued, running, or the CLI's own),
+        no decision waiting, no background agent running."""
+        s, life = self.life.s, self.life
+        return (not self.asleep and self._nap is None and life.client is not None
+                and life.connected.is_set() and not s.busy and s.pending is None
+                and not s.open_decisions() and not s.running_agents
+                and not (s.closed or s.dead))
+
+    def request(self, reason: Reason) -> bool:
+        """Ask the owner task to put the CLI to sleep after the running step (False: the
+        session is not idle now)."""
+        if not self.may_sleep():
+            return False
+        self._nap = reason
+        self.life.s.runner.stop()  # serve() returns; serve() below decides
+        return True
+
+    async def serve(self) -> None:
+        """The owner task's serve phase: turns in order; between them, a sleep when asked.
+        Returns when the session closes or dies."""
+        s = self.life.s
+        while True:
+            await s.runner.serve()
+            reason, self._nap = self._nap, None
+            if reason is None or s.closed or s.dead:
+                return
+            if s.runner.queued or s.running_agents or s.pending is not None:
+                continue  # a turn came in meanwhile: stay awake
+            await self._sleep(reason)
+            if s.closed or s.dead:
+                return
+            await self._wake()
+
+    async def _sleep(self, reason: Reason) -> None:
+        life, s = self.life, self.life.s
+        s.emit(ev.SessionAsleep(reason=reason, idle_seconds=round(self.idle_for, 1)))
+        self.asleep = True
+        if life.reader is not None:
+            life.reader.cancel()  # the CLI's exit is ours, not a death
+        life.connected.clear()
+        client, life.client = life.client, None
+        scripted, life.scripted = life.scripted, None
+        scratch, life.scratch = life.scratch, None
+        s.notify()  # the control bar says "asleep" at once
+        if client is not None:
+            await _quietly(client.disconnect(), "disconnect the sleeping CLI", 10.0)
+        if scripted is not None:
+            await _quietly(scripted.astop(), "stop the scripted model", 10.0)
+        if scratch is not None:
+            scratch.remove()
+        log.info("session %s asleep (%s, idle %.0f s)", s.name, reason, self.idle_for)
+        while not (s.runner.queued or s.closed or s.dead):
+            await s.next_change()
+
+    async def _wake(self) -> None:
+        """Start the CLI again on the same conversation, in the mode it was in."""
+        life, s = self.life, self.life.s
+        self.asleep = False
+        self.last_active = time.monotonic()
+        for turn in s.runner.queued[:1]:
+            turn.view.marker(WAKING)
+        st, o = s.state, s.options
+        life.resumed_from = s.session_id
+        s.update_options(resume=s.session_id)
+        life.resume_mode = None
+        if st.mode in ALL_MODES:
+            if o.mode == "bypassPermissions" and st.mode != o.mode:
+                # the CLI allows bypass only if it starts in it (as a resume after a restart)
+                s.modes.requested_source = "resume"
+                s.emit(ev.PlanMode(mode=st.mode, state="requested", source="resume"))
+            else:
+                life.resume_mode = st.mode
+        target = s.modes.model_target
+        await life.start()
+        life.reader = asyncio.get_running_loop().create_task(life.read())
+        if target is not None and target != s.options.model:
+            try:  # a model set live (or the plan model) is the one the CLI goes on with
+                await s.modes.set_model(target, s.modes.why_model or "resumed")
+            except SessionError as e:
+                s.marker(f"Could not switch back to the model {target}: {e}")
+
+
+async def _quietly(aw: Any, what: str, timeout: float) -> None:
+    try:
+        await asyncio.wait_for(aw, timeout)
+    except BaseException as e:  # noqa: BLE001 - a sleeping CLI's clean-up never raises
+        log.debug("could not %s: %r", what, e)
