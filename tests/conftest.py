@@ -27,6 +27,7 @@ def pytest_configure(config: pytest.Config) -> None:
         ("e2e", "end to end: a real kernel and the real CLI against the scripted model"),
         ("browser", "a real JupyterLab 4 or Notebook 7 in headless Chromium"),
         ("binder", "installs the Binder environment into a fresh venv (slow)"),
+        ("hub", "a real JupyterHub with several users (tests/hub.py)"),
     ):
         config.addinivalue_line("markers", f"{name}: {what}")
 

@@ -48,3 +48,23 @@ def require_credentials(scripted: str | None, env: Mapping[str, str] | None = No
     on a scripted model or the CLI will find credentials."""
     if not scripted and not has_credentials(dict(env or {})):
         raise OptionError(NO_CREDENTIALS)
+
+
+def private_config_dir(env: Mapping[str, str] | None = None) -> None:
+    """Make the CLI's own folder (``$CLAUDE_CONFIG_DIR``, else ``~/.claude``) readable by its
+    owner only: it holds the transcripts, the plan files and any login.
+
+    Measured (CLI 2.1.332, umask 022): the CLI makes it 0755 and its plan files 0644, so on a
+    shared machine (JupyterHub with local users) every user could read everyone's plans and
+    conversations. A folder of 0700 closes all of it; what the CLI writes inside stays as it
+    writes it. A folder we cannot change (another owner) is left alone.
+    """
+    full = {**os.environ, **(env or {})}
+    home = Path(full.get("HOME") or Path.home())
+    config = Path(full["CLAUDE_CONFIG_DIR"]) if full.get("CLAUDE_CONFIG_DIR") else home / ".claude"
+    try:
+        config.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if config.stat().st_mode & 0o077:
+            config.chmod(0o700)
+    except OSError:
+        pass

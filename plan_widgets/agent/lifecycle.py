@@ -28,7 +28,7 @@ from ..model.errors import OptionError
 from ..model.options import ALL_MODES
 from ..store import EventLog, LogError, default_log_dir, find_session_log, read_events
 from . import wording
-from .credentials import require_credentials
+from .credentials import private_config_dir, require_credentials
 from .decisions import KINDS
 from .gate import EDIT_TOOLS
 from .idle import Sleeper
@@ -161,6 +161,7 @@ class Lifecycle:
         o = self.s.options
         env: dict[str, str] = dict(o.env)
         require_credentials(o.scripted, env)
+        private_config_dir(env)  # transcripts and plan files: the user's alone
         self.scratch = ScratchDir()
         env.update(self.scratch.env())
         for key, value in TASK_TOOLS_ENV.items():
