@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kernel import Kernel
+from kernel import Kernel, requests_of
 
 pytestmark = pytest.mark.e2e
 
@@ -139,3 +139,28 @@ def _running(pid: int) -> bool:
     from kernel import process_running
 
     return process_running(pid)
+
+
+def test_the_spending_cap_holds_across_a_sleep(kernel: Kernel) -> None:
+    # a turn of chat_context.yaml costs $0.0107 (the CLI's price for the scripted usage)
+    out = kernel.execute(
+        "s = plan_widgets.session('b', scripted='chat_context.yaml', max_budget_usd=0.015, "
+        "idle_timeout=1)\nt = s.ask('my name is Ada')\nawait t.wait(60)\nprint(t.error)")
+    assert out["text"].strip().endswith("None"), out["text"]
+    _asleep(kernel, "b")
+    # the new CLI process may spend only what is left ($0.0043), not the whole cap again
+    out = kernel.execute("t = s.ask('what is my name?')\nawait t.wait(60)\nprint(t.error)")
+    assert "Reached maximum budget" in out["text"], out["text"]
+
+
+def test_denied_tools_are_never_run(kernel: Kernel, workdir: Path) -> None:
+    (workdir / "write.yaml").write_text(
+        "steps:\n  - when: {tool_result: '^$'}\n    reply:\n      - tool: Write\n"
+        "        input: {file_path: '{cwd}/denied.txt', content: 'x'}\n"
+        "  - repeat: true\n    reply:\n      - text: 'RESULT: {tool_result}'\n")
+    kernel.execute("s = plan_widgets.session('w', scripted='write.yaml', mode='acceptEdits', "
+                   "denied_tools=('Write',))\nawait s.ask('write it').wait(60)")
+    assert not (workdir / "denied.txt").exists()
+    # the CLI told the model so, and did not offer the tool
+    last = requests_of(workdir)[-1]
+    assert "Write is disabled" in last["tool_result"] and "Write" not in last["tools"], last

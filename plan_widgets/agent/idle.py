@@ -158,6 +158,15 @@ class Sleeper:
                 s.marker(f"Could not switch back to the model {target}: {e}")
 
 
+def budget_left(cap: float | None, spent: float) -> float | None:
+    """What a new CLI process of the session may still spend under a cap of ``cap``.
+
+    The CLI enforces ``--max-budget-usd`` per process (measured, CLI 2.1.332: the turn that
+    crosses it ends ``error_max_budget_usd``, later turns fail at once), and its count starts
+    at 0 with each process: after a sleep, or a resume, the cap is what is left of it."""
+    return None if cap is None else max(cap - spent, 0.0)
+
+
 async def _quietly(aw: Any, what: str, timeout: float) -> None:
     try:
         await asyncio.wait_for(aw, timeout)

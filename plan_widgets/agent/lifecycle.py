@@ -31,7 +31,7 @@ from . import wording
 from .credentials import private_config_dir, require_credentials
 from .decisions import KINDS
 from .gate import EDIT_TOOLS
-from .idle import Sleeper
+from .idle import Sleeper, budget_left
 from .scratch import ScratchDir
 from .seam import AgentClient, ClientConfig, ClientFactory, HostTools, ScreenCallback
 
@@ -149,7 +149,8 @@ class Lifecycle:
             cwd=o.cwd or os.getcwd(), mode=self.resume_mode or o.mode, can_use_tool=s.gate,
             env=env, model=o.model, resume=o.resume or None, cli_path=o.cli_path,
             session_id=None if o.resume else s.session_id, stderr=self.stderr.append,
-            file_checkpointing=o.checkpointing, max_budget_usd=o.max_budget_usd,
+            file_checkpointing=o.checkpointing,
+            max_budget_usd=budget_left(o.max_budget_usd, s.state.cost_usd),
             disallowed_tools=o.denied_tools,
             **(_host_config(host, s.gate.screen) if host is not None else {})))
         await asyncio.wait_for(self.client.connect(), o.connect_timeout)

@@ -42,11 +42,15 @@ class ClaudePolicy(Configurable):
     denied_tools = List(Unicode(), help="Tools no session may run, in any mode (Claude Code "
                         "tool names or rules, e.g. 'WebFetch', 'Bash(curl:*)').").tag(config=True)
 
-    def session_options(self) -> dict[str, Any]:
-        """The options every new session takes from the policy (over what a cell asks)."""
-        return {"forbidden_modes": tuple(self.forbidden_modes),
-                "max_budget_usd": self.max_budget_usd,
-                "denied_tools": tuple(self.denied_tools)}
+    def session_options(self, given: dict[str, Any]) -> dict[str, Any]:
+        """``given`` held to the policy: forbidden modes and denied tools added to those
+        asked for, the smaller spending cap."""
+        budgets = [b for b in (given.get("max_budget_usd"), self.max_budget_usd)
+                   if b is not None]
+        return {**given,
+                "forbidden_modes": _union(given.get("forbidden_modes"), self.forbidden_modes),
+                "max_budget_usd": min(budgets) if budgets else None,
+                "denied_tools": _union(given.get("denied_tools"), self.denied_tools)}
 
     def lines(self) -> list[str]:
         """The policy as ``%claude policy`` shows it."""
@@ -56,6 +60,10 @@ class ClaudePolicy(Configurable):
             "spending cap per session: " + (f"${budget:g}" if budget is not None else "none"),
             "tools always denied: " + (", ".join(self.denied_tools) or "none"),
         ]
+
+
+def _union(a: Any, b: Any) -> tuple[str, ...]:
+    return tuple(dict.fromkeys([*(a or ()), *(b or ())]))
 
 
 _policy: ClaudePolicy | None = None

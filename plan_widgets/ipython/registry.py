@@ -88,7 +88,7 @@ def _options(name: str, given: dict[str, Any]) -> SessionOptions:
     """A new session's options, checked: bad input and missing credentials are one line."""
     from .policy import current
 
-    opts = SessionOptions(name=name, **{**given, **current().session_options()}).validated()
+    opts = SessionOptions(name=name, **current().session_options(given)).validated()
     require_credentials(opts.scripted, opts.env)
     return opts
 
