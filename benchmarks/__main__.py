@@ -24,11 +24,12 @@ from pathlib import Path
 from ._checkpoint import fig_checkpoint
 from ._figures import ANCHOR_VENV, Bench, Row
 from ._figures import FIGURES as _ISSUE7
+from ._hub import fig_hub
 from ._report import machine, results_markdown
 from ._soak import fig_soak
 
 BEGIN, END = "<!-- results -->", "<!-- /results -->"
-FIGURES = {**_ISSUE7, "soak": fig_soak, "checkpoint": fig_checkpoint}
+FIGURES = {**_ISSUE7, "soak": fig_soak, "checkpoint": fig_checkpoint, "hub": fig_hub}
 ANCHOR_PACKAGES = ["ipykernel", "ipywidgets", "jupyter-ai-magics",
                    "claude-code-jupyter-staging"]  # the PyPI name of cc_jupyter
 

@@ -86,6 +86,9 @@ def load_ipython_extension(ipython: Any) -> None:
     magics, problems = checked(ClaudeMagics, ipython.config, shell=ipython)
     say(problems + check_magics(magics, load(ipython)))
     ipython.register_magics(magics)
+    from .ipython.prestart import schedule
+
+    schedule(magics)  # the default session's CLI, in the background (ipython.prestart)
     cleanup = ipython.input_transformers_cleanup
     if transform_cell not in cleanup:
         cleanup.append(transform_cell)

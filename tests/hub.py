@@ -200,10 +200,13 @@ class UserKernel:
         self.widgets: dict[str, dict[str, Any]] = {}
         self._reader: asyncio.Task[None] | None = None
 
-    async def start(self) -> UserKernel:
-        k = await self.hub.api("POST", f"/user/{self.user}/api/kernels", {"name": "python3"},
-                               hub=False, timeout=60)
-        self.kernel_id = k["id"]
+    async def start(self, kernel_id: str | None = None) -> UserKernel:
+        """Start a kernel, or connect to ``kernel_id`` (a second browser tab on it)."""
+        if kernel_id is None:
+            k = await self.hub.api("POST", f"/user/{self.user}/api/kernels",
+                                   {"name": "python3"}, hub=False, timeout=60)
+            kernel_id = k["id"]
+        self.kernel_id = kernel_id
         url = (f"ws://127.0.0.1:{self.hub.port}/user/{self.user}/api/kernels/"
                f"{self.kernel_id}/channels?session_id={self.session}")
         self.ws = await websocket_connect(HTTPRequest(

@@ -165,3 +165,34 @@ def test_the_hub_stops_a_server_while_a_plan_waits(hub: Hub) -> None:
             await k.close()
 
     asyncio.run(main())
+
+
+def test_two_tabs_of_one_user_decide_once(hub: Hub) -> None:
+    async def main() -> None:
+        user = "eve"
+        await hub.start_server(user)
+        one = await UserKernel(hub, user).start()
+        two = await UserKernel(hub, user).start(one.kernel_id)  # a second tab, same kernel
+        try:
+            await one.execute("%load_ext plan_widgets\nimport plan_widgets")
+            await one.execute(f"%%claude --scripted {PLAN} --plan\nAdd a greeting", 180)
+            # both tabs show the card (its widgets reach every connection of the kernel)
+            a = await one.wait_widget("ButtonModel", 60, description="Approve, auto-accept edits")
+            b = await two.wait_widget("ButtonModel", 60, description="Approve, auto-accept edits")
+            one.click(a)
+            two.click(b)  # at the same moment, in the other tab
+            await until(lambda: (hub.home(user) / "hello.py").exists(), 120, "the edit")
+            for tab, button in ((one, a), (two, b)):
+                await until(lambda t=tab, c=button: t.widgets[c].get("disabled"), 30,
+                            "both tabs to show the card decided")
+            log = Path((await one.eval("str(plan_widgets.get().log_path)")).strip("'"))
+            decided = [e for e in map(json.loads, log.read_text().splitlines())
+                       if e["type"] == "plan:decided"]
+            assert len(decided) == 1, decided  # one decision, not two
+            assert decided[0]["outcome"] == "approved", decided
+        finally:
+            await one.execute("await plan_widgets.get().close()", 60)
+            await one.close()
+            await two.close()
+
+    asyncio.run(main())

@@ -66,6 +66,11 @@ class ClaudeMagics(Magics):
         "0: no cap.",
     ).tag(config=True)
 
+    prestart = Bool(
+        True, help="Start the default session's CLI in the background when the extension "
+        "loads (with credentials or a scripted model), so the first prompt waits less.",
+    ).tag(config=True)
+
     @validate("idle_timeout", "max_live_sessions")
     def _not_negative(self, proposal: Any) -> Any:
         if proposal["value"] < 0:

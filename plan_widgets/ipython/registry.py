@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import logging
 import os
 from typing import TYPE_CHECKING, Any
@@ -23,6 +24,8 @@ _sessions: dict[str, Session] = {}
 _from_config: dict[str, set[str]] = {}
 """The options each session (by name) took from ``%config``, not from its cells."""
 _bars: dict[int, ControlBar] = {}
+_prestarted: set[int] = set()
+"""Sessions started by ``%load_ext`` (see :mod:`.prestart`) that no cell has used yet."""
 
 
 def sessions() -> dict[str, Session]:
@@ -111,6 +114,34 @@ def _register(opts: SessionOptions, config: set[str] | None = None) -> Session:
     return s
 
 
+def prestart(settings: dict[str, Any]) -> Session:
+    """Start the session ``default`` as a cell with no options would (``%load_ext``)."""
+    given = {k: v for k, v in settings.items() if v is not None}
+    s = _register(_options("default", given), set(given))
+    _prestarted.add(id(s))
+    return s
+
+
+def _fits(s: Session, wanted: dict[str, Any], new: bool) -> bool:
+    """Whether a pre-started session can serve a cell's options (else it gives way)."""
+    o = s.options
+    return not (new or wanted.get("resume") or wanted.get("kernel_tools") is False
+                or (wanted.get("cwd") and _real(wanted["cwd"]) != o.cwd)
+                or (wanted.get("scripted") and _real(wanted["scripted"]) != o.scripted))
+
+
+async def _give_way(s: Session) -> None:
+    """Close a pre-started session no cell used, and remove its log: it never held a turn."""
+    _prestarted.discard(id(s))
+    await s.close()
+    path = s.log_path
+    if path is not None and s.state.turns == 0:
+        for p in path.parent.glob(f"{s.session_id}.*"):
+            with contextlib.suppress(OSError):
+                p.unlink()
+    _sessions.pop(s.name, None)
+
+
 def _interrupt(name: str) -> None:
     """The kernel's stop button stopped the agent's code outside any cell: end the turn too."""
     s = _sessions.get(name)
@@ -180,6 +211,12 @@ async def obtain(name: str, wanted: dict[str, Any], defaults: dict[str, Any], *,
     """
     notes: list[str] = []
     s = _sessions.get(name)
+    if s is not None and id(s) in _prestarted:
+        if _fits(s, wanted, new) and not (s.dead or s.closed):
+            _prestarted.discard(id(s))  # the first cell takes it
+        else:
+            await _give_way(s)
+            s, new = None, False
     if wanted.get("resume"):
         given = {k: v for k, v in {"log_dir": defaults.get("log_dir"), **wanted}.items()
                  if v is not None}

@@ -1,0 +1,69 @@
+"""The default session's CLI starts when the extension loads, so the first prompt waits less.
+
+A first ``%%claude`` cell spends most of its time before the first streamed text on things that
+do not depend on the prompt: importing the SDK (about 1.3 s), starting the CLI and its
+``initialize`` (about 0.45 s), the scripted model on offline runs (docs/benchmarks.md, figures
+3 and 9). ``%load_ext plan_widgets`` therefore schedules them on the kernel's loop (never
+during ``%load_ext`` itself, which stays about 10 ms): the heavy imports run in a worker
+thread, then the session ``default`` starts with the ``ClaudeMagics`` settings, as a cell with
+no options would start it. The first ``%%claude`` cell then only sends its prompt.
+
+- Nothing starts without credentials (or ``ClaudeMagics.scripted``): there would be nothing
+  to say but the credentials line, which the first cell says anyway.
+- A first cell whose options need another CLI (``--cwd``, ``--scripted``, ``--resume``,
+  ``--no-kernel-tools``, ``--new``) closes the unused session quietly and starts its own; the
+  unused session's log goes with it. Options a live session takes (``--mode``, ``--plan``,
+  ``--model``) are applied to it as to any live session.
+- A pre-started CLI never used sleeps after ``ClaudeMagics.idle_timeout`` like any idle one.
+- ``%config ClaudeMagics.prestart = False`` (or in a config file) turns it off.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import logging
+from typing import Any
+
+log = logging.getLogger("plan_widgets")
+SETTINGS = ("model", "plan_model", "mode", "approval_timeout", "log_dir", "scripted",
+            "cli_path", "kernel_tools", "idle_timeout")
+"""The ``ClaudeMagics`` settings a cell with no options starts a session with."""
+DELAY = 0.05
+"""Seconds after ``%load_ext`` before the pre-start begins: the cell that loads the extension
+ends first."""
+
+
+def schedule(magics: Any) -> None:
+    """Called by ``%load_ext``: pre-start soon, in the background (no running loop, as in
+    terminal IPython: nothing)."""
+    if not getattr(magics, "prestart", False):
+        return
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    from ..agent.tasks import spawn
+
+    loop.call_later(DELAY, lambda: spawn(_prestart(magics), name="claude-prestart"))
+
+
+async def _prestart(magics: Any) -> None:
+    from ..agent.credentials import has_credentials
+    from . import registry
+
+    settings = {k: getattr(magics, k, None) for k in SETTINGS}
+    if registry.get("default") is not None:
+        return
+    if not settings.get("scripted") and not has_credentials():
+        return
+    loop = asyncio.get_running_loop()
+    for module in ("plan_widgets.agent.session", "plan_widgets.ipython.kernel.tools",
+                   "plan_widgets.agent.sdk"):
+        await loop.run_in_executor(None, importlib.import_module, module)
+    if registry.get("default") is not None:  # a cell came first
+        return
+    try:
+        registry.prestart(settings)
+    except Exception as e:  # a bad setting: the first cell says it, in one line
+        log.info("no pre-start: %s", e)

@@ -1,0 +1,73 @@
+"""The default session's CLI starts when the extension loads, and the first cell uses it (or,
+when its options need another CLI, the unused one gives way without a trace).
+
+A real kernel and the real CLI against the scripted model (see conftest); the scripted model
+stands for credentials through ``c.ClaudeMagics.scripted`` in the kernel's config file.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from kernel import Kernel, process_running
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+def scripted_kernel(workdir: Path) -> Iterator[Kernel]:
+    profile = workdir / ".home" / ".ipython" / "profile_default"
+    profile.mkdir(parents=True)
+    (profile / "ipython_kernel_config.py").write_text(
+        f"c.ClaudeMagics.scripted = {str(workdir / 'chat_context.yaml')!r}\n")
+    k = Kernel(workdir)
+    try:
+        yield k
+    finally:
+        k.execute("import plan_widgets.ipython.registry as _r\nawait _r.close_all(10)",
+                  timeout=30, allow_error=True)
+        k.shutdown()
+
+
+def _prestarted(k: Kernel) -> str:
+    k.execute("%load_ext plan_widgets\nimport plan_widgets")
+    k.wait_until(lambda: k.eval("getattr(plan_widgets.get(), 'status', None)") == "'idle'",
+                 90, "the pre-started session to be ready")
+    return k.eval("plan_widgets.get().session_id")
+
+
+def test_the_first_cell_uses_the_cli_started_at_load(scripted_kernel: Kernel) -> None:
+    k = scripted_kernel
+    sid = _prestarted(k)
+    pid = k.eval("plan_widgets.get().cli_pid")
+    assert pid != "None"
+    out = k.execute("%%claude --mode acceptEdits\nmy name is Ada")
+    assert "Traceback" not in out["text"]
+    assert any("remember" in md for md in k.markdown_outputs())
+    assert k.eval("plan_widgets.get().session_id") == sid  # the same session, the same CLI
+    assert k.eval("plan_widgets.get().cli_pid") == pid
+    assert k.eval("plan_widgets.get().mode") == "'acceptEdits'"
+
+
+def test_a_cell_that_needs_another_cli_replaces_the_unused_one(scripted_kernel: Kernel,
+                                                               workdir: Path) -> None:
+    k = scripted_kernel
+    sid = _prestarted(k).strip("'")
+    pid = int(k.eval("plan_widgets.get().cli_pid"))
+    (workdir / "sub").mkdir()
+    out = k.execute("%%claude --cwd sub\nmy name is Ada")
+    assert "Traceback" not in out["text"] and "use --new" not in out["text"], out["text"]
+    assert k.eval("plan_widgets.get().session_id").strip("'") != sid
+    assert k.eval("plan_widgets.get().options.cwd") == repr(str(workdir / "sub"))
+    # the unused session left nothing: no log, no process
+    assert not list((workdir / ".plan_widgets" / "sessions").glob(f"{sid}*"))
+    k.wait_until(lambda: not process_running(pid), 30, "the unused CLI to exit")
+    assert sid not in k.execute("%claude sessions")["text"]
+
+
+def test_nothing_starts_without_credentials(kernel: Kernel) -> None:
+    time.sleep(1.0)  # past the pre-start's delay
+    assert kernel.eval("plan_widgets.get()") == "None"
