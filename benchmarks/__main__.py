@@ -1,7 +1,8 @@
 """``python -m benchmarks``: run the benchmarks of issues 7 and 15 and write the results table.
 
 Options: ``--repeat N`` (repetitions per figure, medians reported), ``--quick`` (2 repetitions,
-the cheap figures first), ``--only flow,load,stream,memory,fold,tools,soak,checkpoint``,
+the cheap figures first), ``--only flow,load,stream,memory,fold,tools,soak,checkpoint,hub,many,
+prestart``,
 ``--out FILE``
 (Markdown; the block between the ``<!-- results -->`` markers is replaced, or the file is written),
 ``--json FILE`` (raw samples), ``--setup-anchors`` (make benchmarks/.venv-anchors with the
@@ -25,11 +26,13 @@ from ._checkpoint import fig_checkpoint
 from ._figures import ANCHOR_VENV, Bench, Row
 from ._figures import FIGURES as _ISSUE7
 from ._hub import fig_hub
+from ._many import fig_many, fig_prestart
 from ._report import machine, results_markdown
 from ._soak import fig_soak
 
 BEGIN, END = "<!-- results -->", "<!-- /results -->"
-FIGURES = {**_ISSUE7, "soak": fig_soak, "checkpoint": fig_checkpoint, "hub": fig_hub}
+FIGURES = {**_ISSUE7, "soak": fig_soak, "checkpoint": fig_checkpoint, "hub": fig_hub,
+           "many": fig_many, "prestart": fig_prestart}
 ANCHOR_PACKAGES = ["ipykernel", "ipywidgets", "jupyter-ai-magics",
                    "claude-code-jupyter-staging"]  # the PyPI name of cc_jupyter
 

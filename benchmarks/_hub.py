@@ -1,4 +1,4 @@
-"""Figure 7: a real JupyterHub. One user's plan flow alone, and beside another user's runaway
+"""Figure 10: a real JupyterHub. One user's plan flow alone, and beside another user's runaway
 session (a reply streamed without end), as a ratio; the memory a user's server holds.
 
 Uses the Hub of the test suite (``tests/hub.py``: JupyterHub 6, SimpleLocalProcessSpawner,
@@ -81,11 +81,11 @@ async def _run(b: Bench) -> dict[str, Any]:
 def fig_hub(b: Bench) -> list[Row]:
     r = asyncio.run(_run(b))
     b.log(f"  hub: alone {r['alone']}, beside a runaway {r['beside']}")
-    row = Row("7", "JupyterHub: one user's plan flow (cell run -> card -> approve -> edit done) "
+    row = Row("10", "JupyterHub: one user's plan flow (cell run -> card -> approve -> edit done) "
               "while another user's session streams without end", "s", median(r["beside"]),
               median(r["alone"]), "the same flow with no other user busy",
               "(the figure the isolation test relies on)", samples=r["beside"],
               anchor_samples=r["alone"],
               note=f"the runaway was still {r['still']} at the end")
-    return [row, Row("7", "JupyterHub: a user's server + kernel + one idle session's CLI, RSS",
+    return [row, Row("10", "JupyterHub: a user's server + kernel + one idle session's CLI, RSS",
                      "MB", r["rss"] / 2**20, note="after a plan flow; what to plan per user")]
