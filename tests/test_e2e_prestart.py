@@ -71,3 +71,25 @@ def test_a_cell_that_needs_another_cli_replaces_the_unused_one(scripted_kernel: 
 def test_nothing_starts_without_credentials(kernel: Kernel) -> None:
     time.sleep(1.0)  # past the pre-start's delay
     assert kernel.eval("plan_widgets.get()") == "None"
+
+
+def test_settings_changed_after_load_still_apply(scripted_kernel: Kernel, workdir: Path) -> None:
+    k = scripted_kernel
+    sid = _prestarted(k)
+    k.execute("%config ClaudeMagics.mode = 'acceptEdits'\n"
+              "%config ClaudeMagics.approval_timeout = 60")
+    k.execute("%%claude\nmy name is Ada")
+    assert k.eval("plan_widgets.get().session_id") == sid
+    assert k.eval("plan_widgets.get().mode") == "'acceptEdits'"
+    assert k.eval("plan_widgets.get().options.approval_timeout") == "60.0"
+    # a setting that needs another CLI: the unused session gives way
+    k2_log = workdir / "logs"
+    k.execute("import plan_widgets.ipython.registry as _r\nawait _r.close_all(10)")
+    k.execute("%reload_ext plan_widgets")
+    k.wait_until(lambda: k.eval("getattr(plan_widgets.get(), 'status', None)") == "'idle'",
+                 90, "a new pre-started session")
+    again = k.eval("plan_widgets.get().session_id")
+    k.execute(f"%config ClaudeMagics.log_dir = {str(k2_log)!r}")
+    k.execute("%%claude\nhello")
+    assert k.eval("plan_widgets.get().session_id") != again
+    assert list(k2_log.glob("*.jsonl"))

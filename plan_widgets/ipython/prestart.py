@@ -53,7 +53,7 @@ async def _prestart(magics: Any) -> None:
     from . import registry
 
     settings = {k: getattr(magics, k, None) for k in SETTINGS}
-    if registry.get("default") is not None:
+    if _live(registry.get("default")):
         return
     if not settings.get("scripted") and not has_credentials():
         return
@@ -61,9 +61,13 @@ async def _prestart(magics: Any) -> None:
     for module in ("plan_widgets.agent.session", "plan_widgets.ipython.kernel.tools",
                    "plan_widgets.agent.sdk"):
         await loop.run_in_executor(None, importlib.import_module, module)
-    if registry.get("default") is not None:  # a cell came first
+    if _live(registry.get("default")):  # a cell came first
         return
     try:
         registry.prestart(settings)
     except Exception as e:  # a bad setting: the first cell says it, in one line
         log.info("no pre-start: %s", e)
+
+
+def _live(s: Any) -> bool:
+    return s is not None and not (s.closed or s.dead)

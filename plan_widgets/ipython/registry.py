@@ -125,6 +125,9 @@ def prestart(settings: dict[str, Any]) -> Session:
 def _fits(s: Session, wanted: dict[str, Any], new: bool) -> bool:
     """Whether a pre-started session can serve a cell's options (else it gives way)."""
     o = s.options
+    if any(wanted.get(k) not in (None, getattr(o, k)) for k in ("log_dir", "cli_path",
+                                                                 "idle_timeout")):
+        return False
     return not (new or wanted.get("resume") or wanted.get("kernel_tools") is False
                 or (wanted.get("cwd") and _real(wanted["cwd"]) != o.cwd)
                 or (wanted.get("scripted") and _real(wanted["scripted"]) != o.scripted))
@@ -212,6 +215,9 @@ async def obtain(name: str, wanted: dict[str, Any], defaults: dict[str, Any], *,
     notes: list[str] = []
     s = _sessions.get(name)
     if s is not None and id(s) in _prestarted:
+        # the settings as they are now (a %config since %load_ext counts), then the cell's
+        wanted = {**{k: v for k, v in defaults.items() if v is not None},
+                  **{k: v for k, v in wanted.items() if v is not None}}
         if _fits(s, wanted, new) and not (s.dead or s.closed):
             _prestarted.discard(id(s))  # the first cell takes it
         else:
