@@ -42,7 +42,8 @@ def session(name: str = "default", **options: Any) -> Session:
     """Get the session ``name``, starting it if needed (call from code on the kernel's loop).
 
     Options are those of :class:`plan_widgets.SessionOptions` (model, plan_model, mode, cwd,
-    scripted, approval_timeout, log_dir, resume, plan, env); they apply when the session
+    scripted, approval_timeout, log_dir, resume, plan, env, idle_timeout, max_budget_usd,
+    denied_tools; the administrator's policy applies over them); they apply when the session
     starts (change a live one with ``await s.set_mode(...)``, ``await s.set_model(...)``, or a
     ``%%claude`` cell's options). A live session keeps running;
     ``resume`` of another conversation under a live session's name is refused (close it
