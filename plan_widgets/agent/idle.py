@@ -10,6 +10,13 @@ back; ``session:started`` with ``resumed_from`` set to its own id records the wa
 log stays open (and its lock held) while it sleeps: no other kernel takes the session over.
 
 The kernel's cap on live CLIs (``ipython.limits``) uses the same sleep (reason ``cap``).
+
+Why a default of one hour (``ClaudeMagics.idle_timeout = 3600``), as measured: an idle CLI
+holds about 200 MB (docs/benchmarks.md, figure 8), and waking costs the next turn one CLI
+start, 2.5-3.6 s on this shared 2-core machine under load (a first start: 2.1-7.9 s; 0.43 s
+for ``connect`` on a quiet one), the same as any new session. A user away for an
+hour pays that once; a user between two cells does not pay at all. A short timeout saves
+memory on a crowded hub (the admin's setting); off (0) keeps the CLI until the kernel ends.
 """
 
 from __future__ import annotations

@@ -5,6 +5,11 @@ past the cap, the session that has been idle longest is put to sleep (its CLI ex
 turn resumes it transparently, :mod:`plan_widgets.agent.idle`), so nothing the user sees is
 lost. Only when every live session is busy (a turn running, a decision waiting, an agent
 running) is the new one refused, in one line naming the sessions that hold the CLIs.
+
+No cap by default (0): the idle timeout already bounds what idle sessions hold, and a refusal
+the user never asked for would surprise; an administrator sets the cap for a crowded machine
+(docs/deploy.md). A session woken by a cell counts as starting; one woken by ``session.ask``
+from code is not held to the cap.
 """
 
 from __future__ import annotations
