@@ -284,7 +284,10 @@ class Runner:
             turn.add_text(m.text)
 
     def _on_thinking(self, m: sig.Thinking) -> None:
-        _hook(self._target().view, "thinking", m.text)
+        turn = self._target()
+        self.s.emit(ev.Thought(turn=turn.number, text=m.text))
+        if self.s.options.show_thinking:
+            _hook(turn.view, "thinking", m.text)
 
     def _on_subagent_text(self, m: sig.SubagentText) -> None:
         home = self._owner(m.parent)

@@ -39,6 +39,8 @@ async def run(args: argparse.Namespace, body: str, config: Any = None, *,
     session = await _session(args, config)
     if session is None:
         return
+    if config is not None and session.options.show_thinking != config.show_thinking:
+        session.update_options(show_thinking=bool(config.show_thinking))
     if not args.resume:
         # A new session's owner task spawns its processes first; the widgets are built while
         # they boot (docs/benchmarks.md, figure 1).

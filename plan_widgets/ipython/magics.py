@@ -55,6 +55,10 @@ class ClaudeMagics(Magics):
         True, help="Give new sessions the kernel tools (variables, history, run code, propose "
         "a cell); False: like --no-kernel-tools.",
     ).tag(config=True)
+    show_thinking = Bool(
+        True, help="Show the model's thinking as a folded line in each turn (False: hidden; "
+        "it is kept in the session's log either way).",
+    ).tag(config=True)
 
     @validate("approval_timeout")
     def _check_timeout(self, proposal: Any) -> float:

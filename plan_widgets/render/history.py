@@ -65,6 +65,15 @@ def event_summary(e: Any, limit: int = 140) -> str:
     elif t == "files:rewound":
         text = (f"files put back as before turn {e.turn} by {e.by}: {len(e.files)} file(s)"
                 + (": " + ", ".join(e.files) if e.files else ""))
+    elif t == "agent:started":
+        text = (f"agent {e.agent_id} started{' in the background' if e.background else ''}: "
+                f"{e.description}")
+    elif t == "agent:progress":
+        text = f"agent {e.agent_id}: {e.activity or e.last_tool or ''} ({e.tokens:,} tokens)"
+    elif t == "agent:ended":
+        text = f"agent {e.agent_id} {e.status}" + (f": {e.summary}" if e.summary else "")
+    elif t == "turn:thinking":
+        text = f"turn {e.turn} thinking: {e.text}"
     elif t == "error":
         text = f"{e.kind}: {e.message}"
     else:
