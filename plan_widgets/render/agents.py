@@ -63,7 +63,7 @@ def agent_state(record: Any, now: float | None = None) -> str:
         bits.append(count(record.tokens, "tokens"))
     took = (record.duration_ms / 1000 if record.duration_ms and not record.running
             else record.elapsed(now if now is not None else time.time()))
-    if took:
+    if took >= 1:
         bits.append(seconds(took))
     return " · ".join(bits)
 

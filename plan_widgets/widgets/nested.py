@@ -74,24 +74,26 @@ class AgentBlock:
                 del self.parts[at]
                 self.dropped += 1
 
-    def summary(self) -> str:
-        """The Agent line (plain text): the description, then its state."""
+    def summary(self) -> tuple[str, str]:
+        """The Agent line (plain text): its mark (✓, ✗ or none), and the description with
+        the agent's state after the tool's name."""
         rec = self.record
-        head = f'{self.name} "{summarize(self.description, 80)}"'
+        head = f'"{summarize(self.description, 80)}"'
         if self.done and self.is_error:
-            return head + error_state(self.result)
+            return "", head + error_state(self.result)
         state = agent_state(rec)
         if rec is not None and not rec.running:
-            mark = "✓" if rec.status == "completed" else "✗"
+            mark = "✓ " if rec.status == "completed" else "✗ "
             said = f" — {summarize(rec.summary, 160)}" if rec.summary else ""
-            return f"{mark} {head}" + (f" · {state}" if state else "") + said
+            return mark, head + (f" · {state}" if state else "") + said
         if rec is None and self.done:
-            return f"✓ {head}"
-        return head + (f" · {state}" if state else " …")
+            return "✓ ", head
+        return "", head + (f" · {state}" if state else " …")
 
     def text(self) -> str:
         """Plain text of the block (the turn's text fallback)."""
-        lines = [f"`{self.name}` {self.summary()}"]
+        mark, rest = self.summary()
+        lines = [f"{mark}`{self.name}` {rest}"]
         for kind, value in self.parts:
             if kind == "tool":
                 name, tool_input = self.tools[value][:2]
@@ -104,6 +106,7 @@ class AgentBlock:
         """The block as safe HTML: the line, then (folded) what the subagent did; ``static``:
         with its cards (live, they are widgets below the line)."""
         cards = any(kind == "card" for kind, _ in self.parts)
+        mark, rest = self.summary()
         opened = " open" if static and cards else ""
         body = []
         if self.dropped:
@@ -127,7 +130,8 @@ class AgentBlock:
                         f"<pre>{escape(prompt[:4000])}</pre></details>")
         return "".join([
             f'<details class="pw-tool pw-agent"{opened}>',
-            f"<summary><code>🤖 {escape(self.name)}</code> {escape(self.summary())}</summary>",
+            f"<summary>{escape(mark)}<code>🤖 {escape(self.name)}</code> {escape(rest)}"
+            "</summary>",
             f'<div class="pw-agent-body" style="{_BODY_STYLE}">', *body, "</div></details>",
         ])
 
