@@ -160,6 +160,32 @@ def test_a_subagents_card_waits_under_its_line_and_names_it(comms: Comms,
     assert "Allowed" in agent_part and 'Agent "Write a file" asks' in _text(agent_part)
 
 
+def test_a_long_running_agents_line_stays_bounded_and_keeps_its_cards(
+        comms: Comms, displays: list[Handle]) -> None:
+    from plan_widgets.widgets.nested import PART_LIMIT
+
+    async def main() -> Any:
+        view = _view()
+        view.tool_started("a1", "Agent", {"description": "Explore"})
+        view.agent_updated("a1", _record())
+        d = ToolDecision("Bash", {"command": "ls"}, [])
+        d.agent_id = "task-1"
+        view.decision(d)
+        for i in range(PART_LIMIT + 10):
+            view.subagent_tool_started("a1", f"s{i}", "Read", {"file_path": f"/f{i}"})
+        view.tool_finished("a1", f"# Found\n\n{HOSTILE} in 3 files", False)
+        return view, d
+
+    view, d = run(main())
+    block = view.nested.blocks["a1"]
+    assert len(block.parts) == PART_LIMIT and len(block.tools) == PART_LIMIT - 1
+    assert block.parts[0] == ("card", d)  # a card that may still wait is never dropped
+    static = block.html(view.nested.tool_html, static=True)
+    assert "… 11 earlier parts not shown" in static and "/f0" not in static
+    assert "/f69" in static and "<h1>Found</h1>" in static  # the answer, rendered
+    assert "img" not in tags(static)
+
+
 def test_thinking_is_one_folded_line_apart_from_the_answer(comms: Comms,
                                                            displays: list[Handle]) -> None:
     async def main() -> Any:

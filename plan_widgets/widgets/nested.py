@@ -50,6 +50,7 @@ class AgentBlock:
         self.input = tool_input
         self.record: Any = None  # the session's AgentRecord, once the CLI reported it
         self.result: Any = None
+        self.result_html = ""  # a foreground agent's answer, rendered once
         self.is_error = False
         self.done = False  # the Agent call returned (a background agent goes on after it)
         # ("text", (text, its html)) | ("tool", tool use id) | ("card", decision)
@@ -71,7 +72,9 @@ class AgentBlock:
         if len(self.parts) > PART_LIMIT:  # the oldest part that is not a card goes
             at = next((i for i, (k, _v) in enumerate(self.parts) if k != "card"), None)
             if at is not None:
-                del self.parts[at]
+                kind0, value0 = self.parts.pop(at)
+                if kind0 == "tool":
+                    self.tools.pop(value0, None)
                 self.dropped += 1
 
     def summary(self) -> tuple[str, str]:
@@ -119,11 +122,8 @@ class AgentBlock:
                 body.append(tool_html(name, tool_input, result, is_error, done))
             elif kind == "card" and static:
                 body.append(card_html(value))
-        if self.done and not self.is_error and self.result:
-            text = _plain(self.result)
-            if len(text) > RESULT_LIMIT:
-                text = text[:RESULT_LIMIT] + "\n\n…"
-            body.append(f"<details><summary>result</summary>{render_html(text)}</details>")
+        if self.result_html:
+            body.append(f"<details><summary>result</summary>{self.result_html}</details>")
         prompt = str(self.input.get("prompt") or "")
         if prompt:
             body.insert(0, "<details><summary>prompt</summary>"
@@ -183,6 +183,10 @@ class Nested:
         if block is None:
             return False
         block.result, block.is_error, block.done = content, is_error, True
+        text = _plain(content)
+        if text.strip() and not is_error:
+            cut = text[:RESULT_LIMIT] + ("\n\n…" if len(text) > RESULT_LIMIT else "")
+            block.result_html = render_html(cut)
         self.refresh(block)
         return True
 
