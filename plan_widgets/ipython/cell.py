@@ -50,6 +50,7 @@ async def run(args: argparse.Namespace, body: str, config: Any = None, *,
         show_resumed(session)
     blocked = _blocked(session, kernel)
     view, handle = _show_turn(session, body, blocked, kernel)
+    _between_cells(session, view, kernel)
     turn = _ask(session, body, args.plan, view, handle)
     if turn is None or blocked is not None:
         return
@@ -101,6 +102,24 @@ def _show_turn(session: Any, body: str, blocked: Any, kernel: bool) -> tuple[Any
         show_card(blocked)  # (static once decided)
     view = WidgetTurnView(session, body, _registry.control_bar(session))
     return view, view.show()  # the control bar, then the turn (static once it has ended)
+
+
+def _between_cells(session: Any, view: Any, kernel: bool) -> None:
+    """What arrives while no cell runs (a turn the CLI starts by itself, a background
+    agent's card) is shown below this cell's turn, the session's newest (widgets/follow.py);
+    in a terminal it is printed under a line naming it."""
+    if kernel:
+        session.show_between_cells(view.follow)
+    else:
+        session.show_between_cells(_text_between_cells)
+
+
+def _text_between_cells(title: str) -> Any:
+    from .textview import TextTurnView
+
+    view = TextTurnView()
+    view.out.line(f"-- {title} --", style="bold")  # (made terminal-safe by the line)
+    return view
 
 
 def _ask(session: Any, body: str, plan: bool, view: Any, handle: Any) -> Any:

@@ -14,6 +14,7 @@ from IPython.display import display
 from ..agent.checklist import progress
 from ..agent.tasks import spawn
 from ..render.markdown import escape, html_block
+from .agents import bar_agents
 from .rewind import bar_rewind
 from .shared import close_tree, look, shared, warm, widget_bundle
 
@@ -172,6 +173,7 @@ class ControlBar(w.HBox):
         """Render from the session's folded state (effective values, pending requests)."""
         if self.closed:
             return
+        bar_agents(self)  # "agents N" and their list, once the session had one (agents.py)
         s = self.session
         st = s.state
         status = s.status

@@ -17,11 +17,14 @@ import ipywidgets as w
 from IPython.display import display
 
 from ..agent.decisions import Decision
+from ..render.agents import AGENT_TOOLS, error_state
 from ..render.code import highlight_python
 from ..render.markdown import WRAP_STYLE, escape, html_block, render_html, summarize
 from .cards import Card, card_for
 from .control import ControlBar
+from .follow import CellStack
 from .markdown import StreamingMarkdown, html_output, set_html
+from .nested import Nested
 from .shared import close_tree, look, shared, widget_bundle
 from .static import card_html, decision_markdown
 
@@ -41,7 +44,7 @@ def _tool_html(name: str, tool_input: dict[str, Any], result: Any = None,
     icon = _TOOL_ICON.get(name, "⚙")
     state = "" if done else " …"
     if done and is_error:
-        state = " ✗"
+        state = error_state(result)  # ✗ and the first line of why (a refusal is said)
     if isinstance(code, str):  # the kernel's code tools: the code itself, highlighted
         shown = highlight_python(code)
     else:
@@ -108,6 +111,8 @@ class WidgetTurnView(w.VBox):
         self._turn_done = False
         self.static = False
         self._tasks: tuple[int, w.Output | None] | None = None  # the checklist's part
+        self.nested = Nested(self, _tool_html)  # Agent lines with their subagents (nested.py)
+        self._stack: Any = None  # the views shown below this one in its cell (follow.py)
         super().__init__(layout=shared("layout"), _dom_classes=("pw-turn",))
 
     # -- optional hooks (the runner calls them if a view has them) ----------------------------
@@ -144,6 +149,35 @@ class WidgetTurnView(w.VBox):
         self._bar = self.control.show()
         self._handle = display(self.mimebundle(), raw=True, display_id=True)
         return self._handle
+
+    # -- issue 21: subagents, thinking, and what follows between cells ------------------------
+    def subagent_text(self, parent_tool_use_id: str, text: str) -> None:
+        """A subagent's text block: under its Agent line, never in the reply."""
+        self.nested.text(parent_tool_use_id, text)
+
+    def subagent_tool_started(self, parent_tool_use_id: str, tool_use_id: str, name: str,
+                              tool_input: dict[str, Any]) -> None:
+        self.nested.tool_started(parent_tool_use_id, tool_use_id, name, tool_input)
+
+    def subagent_tool_finished(self, parent_tool_use_id: str, tool_use_id: str, content: Any,
+                               is_error: bool) -> None:
+        self.nested.tool_finished(parent_tool_use_id, tool_use_id, content, is_error)
+
+    def agent_updated(self, tool_use_id: str, record: Any) -> None:
+        """The subagent of the Agent line ``tool_use_id`` started, progressed or ended."""
+        self.nested.updated(tool_use_id, record)
+
+    def thinking(self, text: str) -> None:
+        """A whole thinking block: one folded line, apart from the answer."""
+        self.nested.thinking(text)
+
+    def follow(self, title: str) -> WidgetTurnView:
+        """A view shown below this one in the same cell display (a turn the CLI started by
+        itself, a card while no cell runs): see :mod:`.follow`."""
+        root = self._stack.root if self._stack is not None else self
+        view = WidgetTurnView(self.session, title, self.control)
+        CellStack.of(root).add(view, title)
+        return view
 
     # -- the TurnView protocol -----------------------------------------------------------------
     def text(self, delta: str) -> None:
@@ -182,16 +216,23 @@ class WidgetTurnView(w.VBox):
         return i
 
     def tool_started(self, tool_use_id: str, name: str, tool_input: dict[str, Any]) -> None:
+        if name in AGENT_TOOLS:  # its subagent's output goes under it (widgets/nested.py)
+            self.nested.started(tool_use_id, name, tool_input)
+            return
         html = _tool_html(name, tool_input)
         out = None if self.static else html_output(html, layout=shared("layout"))
         i = self._part(f"`{name}` {summarize(tool_input, 100)}", html_block(html, "pw-html"), out)
         self._tools[tool_use_id] = (out, i, name, tool_input)
 
     def tool_finished(self, tool_use_id: str, content: Any, is_error: bool) -> None:
+        if self.nested.finished(tool_use_id, content, is_error):
+            return
         entry = self._tools.get(tool_use_id)
         if entry is None:
             return
         out, i, name, tool_input = entry
+        if is_error:  # the text fallback says why too
+            self._transcript[i] += error_state(content)
         html = _tool_html(name, tool_input, content, is_error, done=True)
         self._parts_html[i] = html_block(html, "pw-html")
         if self.static:
@@ -200,6 +241,8 @@ class WidgetTurnView(w.VBox):
             set_html(out, html)
 
     def decision(self, decision: Decision) -> None:
+        if self.nested.decision(decision):  # a subagent's card: under its Agent line
+            return
         card = None if self.static else card_for(decision)
         i = self._part(decision_markdown(decision), widget=card)
         self._decisions[i] = decision
@@ -241,7 +284,8 @@ class WidgetTurnView(w.VBox):
         self._settle()
 
     def _settle(self) -> None:
-        if self.static or any(not d.done for d in self._decisions.values()):
+        if self.static or any(not d.done for d in self._decisions.values()) or \
+                self.nested.open():
             return
         self._close_stream()
         self.static = True
@@ -292,6 +336,8 @@ class WidgetTurnView(w.VBox):
     def mimebundle(self) -> dict[str, Any]:
         """The display bundle: the widget view (until static), with Markdown and text
         fallbacks."""
+        if self._stack is not None:  # views follow it in its cell: their display
+            return self._stack.bundle()
         if self.static:
             return self.static_bundle()
         return {**widget_bundle(self), **self.static_bundle()}
