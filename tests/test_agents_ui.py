@@ -125,7 +125,7 @@ def test_a_subagent_shows_under_its_agent_line_live_static_and_late(
                                      ended=time.time(), duration_ms=42_000,
                                      summary="Wrote hello.py"))
     md = _text(displays[-1].last["text/markdown"])
-    assert '✓ 🤖 Agent "Write a file" · 3 tools · 1.2k tokens · 42 s — Wrote hello.py' in md
+    assert '✓ ↳ Agent "Write a file" · 3 tools · 1.2k tokens · 42 s — Wrote hello.py' in md
     assert "running in background" not in md
     assert '✓ `Agent` "Write a file" · 3 tools' in displays[-1].last["text/plain"]
 

@@ -382,6 +382,7 @@ class Runner:
         self._merged = None
         if not ended:
             self._plain_line("unmatched_result", wording.unmatched_result(m.origin))
+        self.s.notify()  # no turn of the CLI's runs now: the bar says so
 
 
 _HANDLERS: dict[type, Callable[[Runner, Any], None]] = {

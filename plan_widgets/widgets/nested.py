@@ -130,7 +130,7 @@ class AgentBlock:
                         f"<pre>{escape(prompt[:4000])}</pre></details>")
         return "".join([
             f'<details class="pw-tool pw-agent"{opened}>',
-            f"<summary>{escape(mark)}<code>🤖 {escape(self.name)}</code> {escape(rest)}"
+            f"<summary>{escape(mark)}<code>↳ {escape(self.name)}</code> {escape(rest)}"
             "</summary>",
             f'<div class="pw-agent-body" style="{_BODY_STYLE}">', *body, "</div></details>",
         ])

@@ -42,7 +42,7 @@ def asker_html(d: Decision) -> str:
     """The card's first line naming the subagent that asks (safe HTML; empty for the main
     agent)."""
     who = asker(d)
-    return (f'<div class="pw-card-asker" style="{SMALL_STYLE};color:#6d28d9">🤖 {escape(who)}'
+    return (f'<div class="pw-card-asker" style="{SMALL_STYLE};color:#6d28d9">↳ {escape(who)}'
             "</div>") if who else ""
 
 
