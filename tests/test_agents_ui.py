@@ -482,3 +482,24 @@ def test_the_terminal_between_cells_factory_prints_the_title(
     out = capsys.readouterr().out
     assert out.startswith('-- Background agent "x␛[2J" finished --\n')
     assert "\x1b" not in out
+
+
+def test_an_open_list_moves_a_running_agents_time_on(comms: Comms,
+                                                     displays: list[Handle]) -> None:
+    """Agent events come only when an agent uses a tool: while the list is open and an agent
+    runs, its elapsed time moves once a second all the same."""
+    from plan_widgets.widgets import ControlBar
+
+    async def main() -> tuple[str, str]:
+        s = _session()
+        bar = ControlBar(s)
+        s.state.agents = (_record(id="t1", tool_use_id="a1", started=time.time() - 5),)
+        bar.refresh()
+        bar.agents_panel.button.click()
+        info = bar.agents_panel.list.children[0].children[0]
+        before = _text(info.value)
+        await asyncio.sleep(2.2)
+        return before, _text(info.value)
+
+    before, after = run(main())
+    assert " 5 s" in before and (" 7 s" in after or " 8 s" in after), (before, after)

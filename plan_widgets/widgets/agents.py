@@ -13,6 +13,7 @@ Descriptions and summaries are the model's words: escaped here.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
@@ -61,6 +62,7 @@ class AgentsPanel:
         self.rows: dict[str, tuple[w.Box, w.HTML, w.Button | None]] = {}
         self.opened = False
         self.agents: tuple[Any, ...] = ()
+        self._ticking = False
 
     def widgets(self) -> list[w.Widget]:
         return [x for x in (self.button, self.list) if x is not None]
@@ -105,6 +107,25 @@ class AgentsPanel:
             kids.append(self.note)
         if tuple(kids) != self.list.children:
             self.list.children = tuple(kids)
+        if any(a.running for a in self.agents):
+            self._tick_soon()
+
+    def _tick_soon(self) -> None:
+        """While the list is open and agents run, their elapsed time moves once a second
+        (agent events come only when an agent uses a tool)."""
+        if self._ticking:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop (a test building widgets by hand): no ticking
+            return
+        self._ticking = True
+        loop.call_later(1.0, self._tick)
+
+    def _tick(self) -> None:
+        self._ticking = False
+        if self.opened and not getattr(self.bar, "closed", False):
+            self._fill()
 
     def _row(self, rec: Any, now: float) -> w.Box:
         entry = self.rows.get(rec.id)
