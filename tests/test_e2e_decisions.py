@@ -102,7 +102,7 @@ def option_texts(kernel: Kernel, boxes: list[str]) -> list[str]:
 
 def test_question_answered_by_clicks(kernel: Kernel, workdir: Path) -> None:
     out = kernel.execute("%%claude --scripted dec_question.yaml\nPlease ask me about the banner")
-    assert "Waiting for your decision (question)" in out["text"]
+    assert "Waiting for your decision (question)" in out["shown"]
     kernel.wait_widget("CheckboxModel", count=3)  # one per option of the multi-select
     one, multi = option_boxes(kernel)
     wait_status(kernel, "question", "Waiting for you", "expires at")
@@ -190,7 +190,7 @@ def test_question_answered_in_code(kernel: Kernel, workdir: Path) -> None:
 # -- tool permissions (resting mode `default`) -----------------------------------------------
 def test_tool_allowed_by_click(kernel: Kernel, workdir: Path) -> None:
     out = kernel.execute("%%claude --scripted dec_tool.yaml\nPlease write two files")
-    assert "Waiting for your decision (tool)" in out["text"]
+    assert "Waiting for your decision (tool)" in out["shown"]
     allow = kernel.wait_widget("ButtonModel", description="Allow")
     # the card shows the path and the content to be written; the CLI suggested a rule
     assert "first.txt" in kernel.html_text() + "\n".join(kernel.markdown_outputs())
