@@ -13,11 +13,14 @@ import re
 from types import SimpleNamespace
 from typing import Any
 
-from test_widgets_light import Comms, Handle, comms, displays  # noqa: F401 (fixtures)
+import test_widgets_light as _light
+from test_widgets_light import Comms, Handle
 
 from plan_widgets.agent.decisions import PlanDecision, QuestionDecision, ToolDecision
 from plan_widgets.agent.rewind import RewindPlan
 
+comms = _light.comms  # the fixtures: a recorder of comms, and of displays
+displays = _light.displays
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 QUESTIONS = [{"question": "Which color?", "header": "Color", "multiSelect": False,
               "options": [{"label": "Red"}, {"label": "Blue"}]}]
