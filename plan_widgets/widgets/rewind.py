@@ -31,9 +31,15 @@ def _short(path: str, cwd: str | None) -> str:
 
 def _path_html(path: str) -> str:
     """A path as escaped HTML that a narrow card breaks after a "/" (a ``<wbr>`` after each),
-    never inside a name that fits on a line (issue 26: at 900 px the plan file's path broke
-    mid-name)."""
-    return "/<wbr>".join(escape(part) for part in path.split("/"))
+    never inside a name (issue 26: at 900 px, JupyterLab's file browser open, the card is some
+    470 px wide and the plan file's name broke after one of its hyphens)."""
+    # each name one inline block: moved to the next line whole, and broken only if it alone
+    # is wider than the card
+    return "/<wbr>".join(f'<span style="{_NAME_STYLE}">{escape(part)}</span>'
+                         for part in path.split("/"))
+
+
+_NAME_STYLE = "display:inline-block;max-width:100%;overflow-wrap:anywhere"
 
 
 def _home_short(path: str, env: Any = None) -> str:
@@ -136,7 +142,8 @@ class RewindPanel:
         self.confirm_button.disabled = False
         assert self.cancel_button is not None
         self.cancel_button.disabled = False
-        self._say(f'<div class="pw-card-title" style="{CARD_TITLE_STYLE}">Rewind '
+        # (its own line height: a widget's HTML keeps the 28 px of a widget's line)
+        self._say(f'<div class="pw-card-title" style="{CARD_TITLE_STYLE};line-height:1.3">Rewind '
                   f"{escape(plan.summary)} to before turn {self.turn}?</div>"
                   f"{_files_html(plan, self.session.options.cwd, self.session.cli_env)}"
                   f'<div style="{SMALL_STYLE}">{escape(NOT_TRACKED + later)}</div>',
