@@ -129,6 +129,10 @@ def test_a_plan_turn_a_new_user_sees(tmp_path: Path, ui: str) -> None:
             shot(tasks, "checklist")
             bar = cell.locator(".pw-control-bar").first
             expect(bar).to_contain_text("mode acceptEdits")
+            # its display was updated as the markers changed (the line a saved notebook
+            # keeps): still one bar, live
+            expect(cell.locator(".pw-control-bar")).to_have_count(1)
+            expect(cell.locator(".pw-control-line")).to_have_count(0)
 
             # Rewind files: a compact card in the bar; names whole, buttons inside it
             bar.locator("button", has_text=re.compile(r"Rewind files \(turn 1\)")).click()
