@@ -158,11 +158,9 @@ async def _wait(session: Any, turn: Any, view: Any, handle: Any, kernel: bool) -
             print("Interrupted: the turn was stopped and any pending decision cancelled.")
     finally:
         if handle is not None and not turn.done:
+            if session.pending is not None and hasattr(view, "cell_returned"):
+                view.cell_returned()  # the turn's view says a decision waits, while it does
             _refresh(handle, view)
-    if not turn.done and session.pending is not None and kernel:
-        d = session.pending
-        print(f"Waiting for your decision ({d.kind}) on the card above; the turn goes on "
-              f"after it. It expires in {session.options.approval_timeout:g} s.")
 
 
 def _refresh(handle: Any, view: Any) -> None:

@@ -13,6 +13,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from ..agent.checklist import FOLDED_TOOLS
 from ..agent.decisions import Decision, PlanDecision, QuestionDecision, ToolDecision
 from ..agent.tasks import spawn
 from ..render.agents import AGENT_TOOLS, agent_state, asker, count, first_line
@@ -55,6 +56,8 @@ class TextTurnView:
         self._md.feed(delta)
 
     def tool_started(self, tool_use_id: str, name: str, tool_input: dict[str, Any]) -> None:
+        if name in FOLDED_TOOLS:  # the "[tasks 2/3: …]" line says it (a failure still shows)
+            return
         self._md.flush()
         if name in AGENT_TOOLS:
             self.tool_started_agent(tool_use_id, tool_input)

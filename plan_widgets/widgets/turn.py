@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as w
 from IPython.display import display
 
+from ..agent.checklist import FOLDED_TOOLS
 from ..agent.decisions import Decision
 from ..render.agents import AGENT_TOOLS, error_state
 from ..render.code import highlight_python
@@ -113,6 +114,8 @@ class WidgetTurnView(w.VBox):
         self._tasks: tuple[int, w.Output | None] | None = None  # the checklist's part
         self.nested = Nested(self, _tool_html)  # Agent lines with their subagents (nested.py)
         self._stack: Any = None  # the views shown below this one in its cell (follow.py)
+        self._waiting: w.HTML | None = None  # "Waiting for your decision", once the cell returned
+        self._returned = False
         super().__init__(layout=shared("layout"), _dom_classes=("pw-turn",))
 
     # -- optional hooks (the runner calls them if a view has them) ----------------------------
@@ -199,7 +202,8 @@ class WidgetTurnView(w.VBox):
             self._stream = None
 
     def _add(self, widget: w.Widget) -> None:
-        self.children = (*self.children, widget)
+        last = () if self._waiting is None else (self._waiting,)  # the waiting line stays last
+        self.children = (*(c for c in self.children if c is not self._waiting), widget, *last)
 
     def _part(self, text: str, safe_html: str | None = None,
               widget: w.Widget | None = None) -> int:
@@ -219,6 +223,9 @@ class WidgetTurnView(w.VBox):
         if name in AGENT_TOOLS:  # its subagent's output goes under it (widgets/nested.py)
             self.nested.started(tool_use_id, name, tool_input)
             return
+        if name in FOLDED_TOOLS:  # the checklist shows it; a line only if it fails
+            self._tools[tool_use_id] = (None, -1, name, tool_input)
+            return
         html = _tool_html(name, tool_input)
         out = None if self.static else html_output(html, layout=shared("layout"))
         i = self._part(f"`{name}` {summarize(tool_input, 100)}", html_block(html, "pw-html"), out)
@@ -231,9 +238,15 @@ class WidgetTurnView(w.VBox):
         if entry is None:
             return
         out, i, name, tool_input = entry
+        html = _tool_html(name, tool_input, content, is_error, done=True)
+        if i < 0:  # a task tool: one quiet line if it failed, none if it worked
+            if is_error:
+                self._part(f"`{name}` ✗ {summarize(_result_text(content), 100)}",
+                           html_block(html, "pw-html"),
+                           None if self.static else html_output(html, layout=shared("layout")))
+            return
         if is_error:  # the text fallback says why too
             self._transcript[i] += error_state(content)
-        html = _tool_html(name, tool_input, content, is_error, done=True)
         self._parts_html[i] = html_block(html, "pw-html")
         if self.static:
             self._update_static()
@@ -251,12 +264,14 @@ class WidgetTurnView(w.VBox):
 
         def follow() -> None:  # the fallbacks say how it ended; a finished turn can go static
             self._transcript[i] = decision_markdown(decision)
+            self._say_waiting()
             if self.static:
                 self._update_static()
             elif self._turn_done and decision.done:
                 _soon(self._settle)
 
         decision.watch(follow)
+        self._say_waiting()  # a later card: the line names it
 
     def marker(self, text: str) -> None:
         html = html_block(f'<small style="color:#6b7280">— {escape(text)} —</small>', "pw-html")
@@ -275,6 +290,39 @@ class WidgetTurnView(w.VBox):
         self.footer = footer
         if self._bar is not None:
             self.control.ran_under(self._bar)
+
+    def cell_returned(self) -> None:
+        """The cell returned while a decision of this turn waits: say so at the turn's end,
+        for as long as one waits (it was a printed line that outlived the decision, named the
+        first decision's kind and the timeout, not the expiry; issue 26)."""
+        self._returned = True
+        self._say_waiting()
+
+    def waiting_line(self) -> str:
+        """The waiting line (plain text), or "" when none of this turn's decisions waits."""
+        if not self._returned:
+            return ""
+        waiting = [d for d in self._decisions.values()
+                   if not d.done and not getattr(d, "superseded", False)]
+        if not waiting:
+            return ""
+        return (f"Waiting for your decision ({waiting[-1].kind}) on the card above; the turn "
+                "goes on after it.")
+
+    def _say_waiting(self) -> None:
+        line = self.waiting_line()
+        html = (html_block(f'<small style="color:#b45309">{escape(line)}</small>', "pw-html")
+                if line else "")
+        if self._waiting is not None and not line:
+            self.children = tuple(c for c in self.children if c is not self._waiting)
+            close_tree([self._waiting])
+            self._waiting = None
+        elif line and not self.static:
+            if self._waiting is None:
+                line_widget = _html_widget(html)
+                self._add(line_widget)
+                self._waiting = line_widget  # (from now on a new part goes above it)
+            self._waiting.value = html
 
     # -- becoming static -----------------------------------------------------------------------
     def turn_done(self) -> None:
@@ -315,6 +363,8 @@ class WidgetTurnView(w.VBox):
                          else self._parts_html.get(i) or render_html(t))
         if self._stream is not None:
             parts.append(self._stream.html())
+        if self.waiting_line():
+            parts.append(html_block(f"<small>{escape(self.waiting_line())}</small>", "pw-html"))
         parts.append("</div>")
         return "\n".join(parts)
 
@@ -323,6 +373,8 @@ class WidgetTurnView(w.VBox):
         parts = [f"claude ({self.session.name}): {self.prompt.strip()[:200]}", *self._transcript]
         if self._stream is not None:
             parts.append(self._stream.text)
+        if self.waiting_line():
+            parts.append(self.waiting_line())
         text = "\n\n".join(parts)
         if len(text) > PLAIN_LIMIT:  # the Markdown fallback has it all; no second full copy
             text = (f"{text[:PLAIN_LIMIT]}\n… ({len(text) - PLAIN_LIMIT:,} more characters in "
