@@ -19,9 +19,11 @@ and ``cmarkgfm``'s binding leaks the output and the syntax tree of every call (5
 200 KB (warm-up) and not at all over the next 200.
 
 **No raw HTML.** comrak runs with ``escape`` (raw HTML is written out as text: ``<script>``
-arrives as ``&lt;script&gt;``), markdown-it-py with ``html=False``. So every tag and attribute
-in the output was written by the parser, with attribute values escaped, and :func:`_safe_links`
-and :func:`style_headings` can read them with a regular expression.
+arrives as ``&lt;script&gt;``); markdown-it-py parses raw HTML the same way and its two render
+rules write it out as text too, so a raw HTML block (its lines up to the next blank line,
+Markdown in them included) shows as the same unformatted text with either parser. So every tag
+and attribute in the output was written by the parser, with attribute values escaped, and
+:func:`_safe_links` and :func:`style_headings` can read them with a regular expression.
 
 **Links.** Only relative links, anchors, ``http:``, ``https:`` and ``mailto:``. A link to
 anything else (``javascript:``, ``data:``, ``vbscript:``, ``file:``, an app's own scheme like
@@ -85,11 +87,23 @@ def _comrak() -> Callable[..., str] | None:
 @lru_cache(maxsize=1)
 def _python() -> Any:
     from markdown_it import MarkdownIt
+    from markdown_it.common.utils import escapeHtml
 
-    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    # html=True so that raw HTML is parsed as comrak parses it (a raw HTML block takes the
+    # lines up to the next blank line, Markdown in them included); both render rules below
+    # write it out as text, as comrak's ``escape`` does, so the two engines show the same
+    # (tests/test_render_engines.py compares them). With html=False the lines of a block were
+    # a paragraph whose Markdown was formatted.
+    md = MarkdownIt("commonmark", {"html": True, "linkify": False, "typographer": False})
     md.enable("table")
     md.enable("strikethrough")
     md.validateLink = lambda url: True  # type: ignore[method-assign]  # _safe_links decides
+
+    def as_text(_self: Any, tokens: Any, idx: int, _options: Any, _env: Any) -> str:
+        return str(escapeHtml(tokens[idx].content))
+
+    md.add_render_rule("html_block", as_text)
+    md.add_render_rule("html_inline", as_text)
     return md
 
 
@@ -259,7 +273,8 @@ def block_lines(text: str, name: str | None = None) -> list[int]:
         py = _python()
         tokens: list[Any] = []
         py.block.parse(text, py, {}, tokens)
-        return [t.map[0] for t in tokens if t.level == 0 and t.map]
+        # no cut before a raw HTML block, as with comrak (it gives such a block no position)
+        return [t.map[0] for t in tokens if t.level == 0 and t.map and t.type != "html_block"]
     if fast is None:
         raise ImportError("comrak is not installed")
     return [line for line, _at in _top_level(fast(text, True))]
