@@ -115,3 +115,43 @@ def test_a_folder_that_cannot_go_is_one_log_line(tmp: Path, caplog: pytest.LogCa
     assert len(caplog.records) == 1
     assert "could not remove the leftover scratch folder" in caplog.records[0].getMessage()
     assert str(gone) in caplog.records[0].getMessage()
+
+
+@pytest.mark.e2e
+def test_a_killed_kernels_folder_is_gone_after_the_next_kernels_first_turn(
+        tmp_path: Path, workdir: Path) -> None:
+    """End to end: a real kernel with a session is killed (as the frontend's restart does:
+    SIGKILL), its scratch folder stays; the next kernel's first session removes it."""
+    from kernel import Kernel
+
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    cell = "%%claude --scripted plan_approve.yaml\nhello"
+
+    def folders() -> set[Path]:
+        return set(tmp.glob(f"{PREFIX}*"))
+
+    first = Kernel(workdir, env={"TMPDIR": str(tmp)})
+    try:
+        first.execute("%load_ext plan_widgets\nimport plan_widgets")
+        first.execute(cell)
+        first.execute("await plan_widgets.get().wait(60)", timeout=90)
+        left = folders()
+        assert len(left) == 1
+    finally:
+        first.shutdown()  # killed: its session cannot clean up
+    assert folders() == left
+    second = Kernel(workdir, env={"TMPDIR": str(tmp)})
+    try:
+        second.execute("%load_ext plan_widgets\nimport plan_widgets")
+        second.execute(cell)
+        second.execute("await plan_widgets.get().wait(60)", timeout=90)
+        deadline = time.monotonic() + 30
+        while folders() & left and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not folders() & left
+        assert len(folders()) == 1  # the live kernel's own folder stays
+        second.execute("import plan_widgets.ipython.registry as _r\nawait _r.close_all(10)",
+                       timeout=30, allow_error=True)
+    finally:
+        second.shutdown()
