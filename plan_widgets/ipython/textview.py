@@ -18,7 +18,7 @@ from ..agent.decisions import Decision, PlanDecision, QuestionDecision, ToolDeci
 from ..agent.tasks import spawn
 from ..render.agents import AGENT_TOOLS, agent_state, asker, count, first_line
 from ..render.markdown import summarize
-from . import prompts
+from . import lineinput, prompts
 from .termout import MarkdownStream, TerminalOut, terminal_safe
 
 _SUB_LINES = 6  # lines of a subagent's text block shown in a terminal
@@ -28,7 +28,7 @@ class TextTurnView:
     """Prints the turn as text; asks decisions at the prompt when ``interactive``.
 
     ``use_rich``: render Markdown with rich (default: when installed and ``stream`` is a
-    terminal). ``read_line`` replaces ``input`` (it is called in a worker thread).
+    terminal). ``read_line`` replaces the terminal (it is called in a worker thread).
     """
 
     def __init__(
@@ -41,7 +41,7 @@ class TextTurnView:
         self.out = TerminalOut(stream, use_rich)
         self.stream = self.out.stream
         self.interactive = interactive
-        self.read_line = read_line or input
+        self.read_line = read_line
         self.text_parts: list[str] = []
         self._md = MarkdownStream(self.out)
         self._agents: dict[str, str] = {}  # Agent call id -> its description
@@ -183,11 +183,19 @@ class TextTurnView:
 
     async def _ask(self, d: Decision) -> None:
         loop = asyncio.get_running_loop()
+        ended = asyncio.Event()  # the decision ended (answered, expired, interrupted)
+        d.on_resolved(lambda _d: _soon(loop, ended.set))
 
         async def ask(prompt: str) -> str:
-            # input() blocks: in a worker thread, so the loop goes on; resolve back here.
-            line = await loop.run_in_executor(None, self.read_line, prompt)
-            if d.done:  # decided meanwhile (timeout, interrupt): this answer is for nothing
+            # read in a worker thread, so the loop goes on; resolved back here. The terminal's
+            # reader gives up when the decision ends without an answer (lineinput).
+            if self.read_line is None:
+                line = await lineinput.read_line(prompt, ended)
+            else:
+                line = await loop.run_in_executor(None, self.read_line, prompt)
+            if line is None or d.done:  # decided meanwhile: this answer is for nothing
+                if line is None:
+                    self.out.line("")  # the prompt's line, left unanswered, ends here
                 raise EOFError
             return line.strip()
 
@@ -239,3 +247,9 @@ class TextTurnView:
         except (EOFError, OSError):
             d.expire("close")
 
+
+
+def _soon(loop: asyncio.AbstractEventLoop, fn: Callable[[], Any]) -> None:
+    """Call ``fn`` on ``loop`` (from any thread; not once the loop is closed)."""
+    if not loop.is_closed():
+        loop.call_soon_threadsafe(fn)

@@ -55,8 +55,8 @@ def _tool_html(name: str, tool_input: dict[str, Any], result: Any = None,
         shown = f"<pre>{escape(body)}</pre>"
     # a proposed cell stays open: its code is there to copy
     opened = " open" if isinstance(code, str) and name.endswith("__propose_cell") else ""
-    parts = [
-        f"<details class=\"pw-tool\"{opened}>",
+    parts = [  # long paths and commands wrap (in the summary too) inside a narrow cell
+        f"<details class=\"pw-tool\" style=\"{WRAP_STYLE}\"{opened}>",
         f"<summary><code>{escape(icon)} {escape(name)}</code> {escape(head)}{escape(state)}"
         "</summary>",
         shown,
