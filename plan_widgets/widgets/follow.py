@@ -18,15 +18,26 @@ all), and no widget model is left open.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import ipywidgets as w
 
 from ..render.markdown import escape, html_block
 from .shared import close_tree, look, shared, widget_bundle
 
-if TYPE_CHECKING:
-    from .turn import WidgetTurnView
+
+class WidgetTurnView(Protocol):
+    """What a stack needs of a turn view (:class:`.turn.WidgetTurnView`; a protocol, so this
+    module does not import the view that imports it)."""
+
+    _handle: Any
+    _stack: Any
+    children: Any
+    static: bool
+
+    def static_bundle(self) -> dict[str, Any]: ...
+    def fallback_markdown(self) -> str: ...
+    def fallback_text(self) -> str: ...
 
 
 class _Member:

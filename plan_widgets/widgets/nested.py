@@ -17,7 +17,7 @@ The subagent's text arrives as whole blocks (not deltas), so each is rendered on
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import ipywidgets as w
 
@@ -30,7 +30,21 @@ from .static import card_html
 
 if TYPE_CHECKING:
     from ..agent.decisions import Decision
-    from .turn import WidgetTurnView
+
+
+class WidgetTurnView(Protocol):
+    """What Agent lines need of their turn view (:class:`.turn.WidgetTurnView`; a protocol,
+    so this module does not import the view that imports it)."""
+
+    _parts_html: dict[int, str]
+    _transcript: list[str]
+    _turn_done: bool
+    cards: list[Any]
+    static: bool
+
+    def _part(self, text: str, safe_html: str | None = None, widget: Any = None) -> int: ...
+    def _settle(self) -> None: ...
+    def _update_static(self) -> None: ...
 
 PART_LIMIT = 60
 """Nested parts an Agent line keeps (the oldest go, said in one line): each update of the
