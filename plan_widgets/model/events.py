@@ -178,6 +178,15 @@ class FilesRewound(_Base):
     by: Actor = "user"
 
 
+class Thought(_Base):
+    """The model's thinking in a turn (a whole thinking block; shown folded, never in the
+    answer)."""
+
+    type: Literal["turn:thinking"] = "turn:thinking"
+    turn: int
+    text: str
+
+
 AgentStatus = Literal["running", "completed", "failed", "stopped", "killed"]
 
 
@@ -253,6 +262,7 @@ Event = Annotated[
         ToolDecided,
         TasksUpdated,
         FilesRewound,
+        Thought,
         AgentStarted,
         AgentProgress,
         AgentEnded,
@@ -267,7 +277,7 @@ EVENT_TYPES: dict[str, type[BaseModel]] = {
     for cls in (
         SessionStarted, TurnStarted, TurnEnded, PlanMode, PlanProposed, PlanDecided,
         ModelSwitched, QuestionAsked, QuestionAnswered, ToolRequested, ToolDecided,
-        TasksUpdated, FilesRewound, AgentStarted, AgentProgress, AgentEnded, ErrorEvent,
+        TasksUpdated, FilesRewound, Thought, AgentStarted, AgentProgress, AgentEnded, ErrorEvent,
         SessionAsleep,
     )
 }
