@@ -407,6 +407,8 @@ SAMPLES: list[Any] = [
                  duration_ms=1500, message=None, files=["/w/a.txt"]),
     mode("plan", "refused", "approval", "nope"),
     proposed("p1", plan="# Plan\n\n- a \"quoted\" step", plan_file="/x/p.md", tool_use_id="tu"),
+    ev.PlanCommented(decision_id="p1", line=3, quote='- a "quoted" step', note="why ✓",
+                     section=False, removed=False),
     decided("p1", "approved", feedback="ok", mode_after="acceptEdits", by="code", edited=True,
             approved_plan="# Plan (edited)"),
     ev.ModelSwitched(from_model=None, to_model="opus", why="plan model"),

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from .. import model as ev
 from ..model.options import SessionOptions
 from . import wording
-from .decisions import Decision
+from .decisions import Decision, PlanDecision
 from .seam import HostTools
 
 if TYPE_CHECKING:
@@ -51,6 +51,9 @@ class Desk:
         s.emit(d.asked_event())
         s.book.add(d)
         d.on_resolved(self._decided)
+        if isinstance(d, PlanDecision):  # its comments are logged as they come
+            d.on_comment = lambda c, added: s.emit(ev.PlanCommented(
+                decision_id=d.id, removed=not added, **c.as_dict()))
         rec = s.runner.agents.record(d.agent_id)
         d.agent = rec.description if rec is not None else d.agent_id
         view, own = s.runner.decision_view(d)

@@ -10,7 +10,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from .comments import CommentError, PlanComment, feedback_with, make_comment, touched
 
 if TYPE_CHECKING:
     from .decisions import Outcome, PlanDecision
@@ -29,6 +32,58 @@ class PlanEdits:
     plan: str
     outcome: Outcome | None
     previous: PlanDecision | None
+    on_comment: Callable[[PlanComment, bool], object] | None = None
+    """Told of each comment added (True) or taken back (False): the session logs it."""
+
+    if TYPE_CHECKING:
+        def _notify(self) -> None: ...  # the decision's (redraws its card)
+
+    # -- comments on the plan's lines (agent/comments.py) -------------------------------------
+    @property
+    def comments(self) -> list[PlanComment]:
+        """The user's comments on this plan's lines, in the order given."""
+        return self.__dict__.setdefault("_comments", [])
+
+    def comment(self, line_or_text: int | str, note: str) -> PlanComment:
+        """Comment on a line of the plan (its number or its text; a heading: its section).
+        Keep planning sends every comment with the line it quotes. Raises
+        :class:`~plan_widgets.agent.comments.CommentError` (one line) and keeps nothing if
+        the comment is empty, too long, or names no line of the plan."""
+        if self.outcome is not None:
+            raise CommentError("the plan was already decided: comment on the plan that "
+                               "waits for you")
+        c = make_comment(self.plan, line_or_text, note, len(self.comments))
+        self.comments.append(c)
+        if self.on_comment is not None:
+            self.on_comment(c, True)
+        self._notify()
+        return c
+
+    def uncomment(self, comment: PlanComment) -> bool:
+        """Take a comment back (before the plan is decided)."""
+        if self.outcome is not None or comment not in self.comments:
+            return False
+        self.comments.remove(comment)
+        if self.on_comment is not None:
+            self.on_comment(comment, False)
+        self._notify()
+        return True
+
+    def feedback_for(self, feedback: str) -> str:
+        """Keep planning's text: the comments with their lines, then ``feedback``."""
+        return feedback_with(self.comments, feedback)
+
+    def previous_comments(self) -> list[tuple[PlanComment, bool]]:
+        """The comments on the plan this one revises, each with whether this revision
+        changed its line (the Changes view shows them)."""
+        prev = self.previous
+        if prev is None or not prev.comments:
+            return []
+        hit = touched(prev.plan, self.plan, prev.comments)
+        return [(c, hit.get(c.line, False)) for c in prev.comments]
+
+    def comment_record(self) -> list[dict[str, Any]]:
+        return [c.as_dict() for c in self.comments]
 
     @property
     def previous_plan(self) -> str | None:

@@ -120,6 +120,20 @@ class PlanDecided(_Base):
     text stays in its ``plan:proposed`` event."""
 
 
+class PlanCommented(_Base):
+    """The user commented on a line of a pending plan (or took a comment back)."""
+
+    type: Literal["plan:commented"] = "plan:commented"
+    decision_id: str
+    line: int
+    """The line of the plan (1-based) the comment is about."""
+    quote: str
+    note: str
+    section: bool = False
+    """The line is a heading: the comment is about its section."""
+    removed: bool = False
+
+
 class ModelSwitched(_Base):
     type: Literal["model:switched"] = "model:switched"
     from_model: str | None = None
@@ -237,6 +251,7 @@ Event = Annotated[
         PlanMode,
         PlanProposed,
         PlanDecided,
+        PlanCommented,
         ModelSwitched,
         QuestionAsked,
         QuestionAnswered,
@@ -256,7 +271,7 @@ EVENT_TYPES: dict[str, type[BaseModel]] = {
     cls.model_fields["type"].default: cls
     for cls in (
         SessionStarted, TurnStarted, TurnEnded, PlanMode, PlanProposed, PlanDecided,
-        ModelSwitched, QuestionAsked, QuestionAnswered, ToolRequested, ToolDecided,
+        PlanCommented, ModelSwitched, QuestionAsked, QuestionAnswered, ToolRequested, ToolDecided,
         TasksUpdated, FilesRewound, AgentStarted, AgentProgress, AgentEnded, ErrorEvent,
     )
 }

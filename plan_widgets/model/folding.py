@@ -22,6 +22,7 @@ from .events import (
     Event,
     FilesRewound,
     ModelSwitched,
+    PlanCommented,
     PlanDecided,
     PlanMode,
     PlanProposed,
@@ -251,6 +252,15 @@ def _plan_decided(b: _Builder, e: PlanDecided) -> None:
     b.decide(e, "plan", **changes)
 
 
+def _plan_commented(b: _Builder, e: PlanCommented) -> None:
+    old = b._decisions.get(e.decision_id)
+    if old is None or old.kind != "plan":
+        return
+    c = {"line": e.line, "quote": e.quote, "note": e.note, "section": e.section}
+    kept = tuple(x for x in old.comments if x != c) if e.removed else (*old.comments, c)
+    b.decs()[e.decision_id] = old._replace(comments=kept)
+
+
 def _model_switched(b: _Builder, e: ModelSwitched) -> None:
     b.model = e.to_model
 
@@ -330,6 +340,7 @@ _HANDLERS: dict[str, Any] = {
     "plan:mode": _plan_mode,
     "plan:proposed": _plan_proposed,
     "plan:decided": _plan_decided,
+    "plan:commented": _plan_commented,
     "model:switched": _model_switched,
     "question:asked": _question_asked,
     "question:answered": _question_answered,

@@ -21,6 +21,7 @@ from IPython.display import display
 from ..agent.decisions import Decision, PlanDecision, QuestionDecision, ToolDecision
 from ..render.markdown import escape, html_block, inline_no_math
 from .markdown import html_output
+from .plan_comments import CommentBox
 from .plan_edit import PlanEditor
 from .shared import close_tree, look, shared, widget_bundle
 from .static import (
@@ -132,6 +133,7 @@ class PlanCard(Card):
     def __init__(self, decision: PlanDecision) -> None:
         head = html_output(_plan_head(decision), layout=shared("full"))
         self.editor = PlanEditor(self, decision, head)  # Changes, Edit (widgets/plan_edit)
+        self.comments = CommentBox(self, decision)  # comments on lines (plan_comments)
         self.feedback = w.Textarea(placeholder="What should change? (feedback for the agent)",
                                    rows=3, **look("full", "text"))
         self.approve_button = w.Button(description="Approve", button_style="success",
@@ -148,7 +150,8 @@ class PlanCard(Card):
         self.approve_button.on_click(lambda _b: self.editor.approve())
         self.keep_button.on_click(lambda _b: self.editor.keep(self.feedback.value))
         buttons = [self.approve_button, self.approve_edits_button, self.keep_button]
-        super().__init__(decision, [head, *self.editor.controls, self.feedback,
+        super().__init__(decision, [head, *self.editor.controls, *self.comments.controls,
+                                    self.feedback,
                                     *[b for b in buttons if b]])
 
 
