@@ -411,6 +411,8 @@ SAMPLES: list[Any] = [
                      section=False, removed=False),
     decided("p1", "approved", feedback="ok", mode_after="acceptEdits", by="code", edited=True,
             approved_plan="# Plan (edited)"),
+    ev.PlanHandoff(decision_id="p1", old_id="s-old", new_id="s-new", plan="# Plan ✓",
+                   mode="acceptEdits"),
     ev.ModelSwitched(from_model=None, to_model="opus", why="plan model"),
     ev.QuestionAsked(decision_id="q1", questions=QUESTIONS, tool_use_id="tu2"),
     ev.QuestionAnswered(decision_id="q1", outcome="answered", answers={"Which DB?": "pg"},

@@ -33,9 +33,9 @@ SUGGESTION = [{"type": "setMode", "mode": "acceptEdits", "destination": "session
 # a question card (the two questions above) 39, a tool card 17. (In a kernel, the first plan
 # card of a session came after 20 comm_opens.)
 BEFORE = {"plan": 17, "question": 39, "tool": 17}
-ADDED = {"plan": 1}
+ADDED = {"plan": 2}
 """Controls a card gained after it was halved, one widget model each (issue 22: Comment on a
-line; its picker is made on the first click)."""
+line, whose picker is made on the first click; Approve, start fresh)."""
 _IDS = itertools.count()
 
 
@@ -161,9 +161,9 @@ def test_the_widgets_are_what_a_user_acts_on(comms: Comms) -> None:
                 for k in ("plan", "question", "tool")}
 
     kids = run(main())
-    # the plan shown once, Edit, Comment on a line, feedback, three buttons, the status line
-    assert kids["plan"] == ["Button", "Button", "Button", "Button", "Button", "HTML", "Output",
-                            "Textarea"]
+    # the plan shown once, Edit, Comment on a line, feedback, four buttons, the status line
+    assert kids["plan"] == ["Button", "Button", "Button", "Button", "Button", "Button", "HTML",
+                            "Output", "Textarea"]
     # per question: its text, its options (radio buttons for one choice, one checkbox per
     # option for several), Other, Notes; then Submit and the status line
     assert kids["question"] == sorted(

@@ -16,6 +16,7 @@ from .. import model as ev
 from ..model.options import SessionOptions
 from . import wording
 from .decisions import Decision, PlanDecision
+from .handoff import start_fresh
 from .seam import HostTools
 
 if TYPE_CHECKING:
@@ -71,6 +72,8 @@ class Desk:
 
     def _decided(self, d: Decision) -> None:
         self.s.emit(d.decided_event())
+        if isinstance(d, PlanDecision) and d.fresh and d.approved_plan is not None:
+            start_fresh(self.s, d)  # the plan runs in a new conversation (handoff)
 
     def decision_closed(self, d: Decision) -> None:
         self.s.notify()

@@ -11,13 +11,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from .comments import CommentError, PlanComment, feedback_with, make_comment, touched
+from .seam import Answer, Deny
 
 if TYPE_CHECKING:
     from .decisions import Outcome, PlanDecision
 
+FRESH_STOP = ("The user approved this plan and starts a fresh conversation to implement it: "
+              "stop here, do not implement it in this conversation.")
+"""Approve, start fresh (:mod:`.handoff`): what the planning conversation's model reads (its
+turn is interrupted)."""
 EMPTY_EDIT = "the edited plan is empty: write the plan, or approve it as proposed"
 
 
@@ -35,8 +40,37 @@ class PlanEdits:
     on_comment: Callable[[PlanComment, bool], object] | None = None
     """Told of each comment added (True) or taken back (False): the session logs it."""
 
+    fresh: bool = False
+    """Approved to start fresh (:mod:`.handoff`): the plan runs in a new conversation."""
+    handoff: Any = None
+    """That start-fresh (a :class:`~.handoff.Handoff`: ``.turn`` is the plan's new turn)."""
+    resting_mode: str
+
     if TYPE_CHECKING:
         def _notify(self) -> None: ...  # the decision's (redraws its card)
+
+    # -- approve, start fresh (agent/handoff.py) ----------------------------------------------
+    def approve_fresh(self, mode: str | None = None, *, plan: str | None = None,
+                      by: Literal["user", "code"] = "code") -> bool:
+        """Approve, start fresh: the plan (``plan``: your edit of it) becomes the first message
+        of a new conversation in ``mode`` (default: the resting mode); the planning
+        conversation's context is dropped. The session keeps its name; its ``handoff.turn``
+        is the plan's turn."""
+        if self.outcome is not None:
+            return False
+        self.fresh = True
+        try:
+            done: bool = self.approve(mode, plan=plan, by=by)  # type: ignore[attr-defined]
+        finally:
+            self.fresh = self.outcome is not None and self.outcome.status == "approved"
+        return done
+
+    def cli_answer(self, approval_timeout: float) -> Answer:
+        """As every decision's, except that a fresh start stops the planning conversation."""
+        o = self.outcome
+        if self.fresh and o is not None and o.status == "approved":
+            return Deny(FRESH_STOP, interrupt=True)
+        return super().cli_answer(approval_timeout)  # type: ignore[misc]
 
     # -- comments on the plan's lines (agent/comments.py) -------------------------------------
     @property

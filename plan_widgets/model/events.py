@@ -134,6 +134,22 @@ class PlanCommented(_Base):
     removed: bool = False
 
 
+class PlanHandoff(_Base):
+    """Approve, start fresh: the approved plan became the first message of a new conversation
+    (the CLI's ``/clear``, then the plan as a prompt). Ends the old conversation's log and
+    follows ``session:started`` at the new one's beginning."""
+
+    type: Literal["plan:handoff"] = "plan:handoff"
+    decision_id: str
+    old_id: str
+    """The planning conversation (the CLI's session id, and its log's)."""
+    new_id: str
+    plan: str
+    """The plan as approved (the user's edit, if any), sent as the new first message."""
+    mode: str
+    """The mode the new conversation runs in."""
+
+
 class ModelSwitched(_Base):
     type: Literal["model:switched"] = "model:switched"
     from_model: str | None = None
@@ -252,6 +268,7 @@ Event = Annotated[
         PlanProposed,
         PlanDecided,
         PlanCommented,
+        PlanHandoff,
         ModelSwitched,
         QuestionAsked,
         QuestionAnswered,
@@ -271,8 +288,9 @@ EVENT_TYPES: dict[str, type[BaseModel]] = {
     cls.model_fields["type"].default: cls
     for cls in (
         SessionStarted, TurnStarted, TurnEnded, PlanMode, PlanProposed, PlanDecided,
-        PlanCommented, ModelSwitched, QuestionAsked, QuestionAnswered, ToolRequested, ToolDecided,
-        TasksUpdated, FilesRewound, AgentStarted, AgentProgress, AgentEnded, ErrorEvent,
+        PlanCommented, PlanHandoff, ModelSwitched, QuestionAsked, QuestionAnswered,
+        ToolRequested, ToolDecided, TasksUpdated, FilesRewound, AgentStarted, AgentProgress,
+        AgentEnded, ErrorEvent,
     )
 }
 """Event classes by their ``type`` tag."""

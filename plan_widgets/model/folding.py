@@ -24,6 +24,7 @@ from .events import (
     ModelSwitched,
     PlanCommented,
     PlanDecided,
+    PlanHandoff,
     PlanMode,
     PlanProposed,
     QuestionAnswered,
@@ -261,6 +262,12 @@ def _plan_commented(b: _Builder, e: PlanCommented) -> None:
     b.decs()[e.decision_id] = old._replace(comments=kept)
 
 
+def _plan_handoff(b: _Builder, e: PlanHandoff) -> None:
+    # A log is one conversation: the old one's ends here, the new one's log begins with
+    # session:started (agent/handoff). Its session_id stays the log's own, so both are listed.
+    del b, e
+
+
 def _model_switched(b: _Builder, e: ModelSwitched) -> None:
     b.model = e.to_model
 
@@ -341,6 +348,7 @@ _HANDLERS: dict[str, Any] = {
     "plan:proposed": _plan_proposed,
     "plan:decided": _plan_decided,
     "plan:commented": _plan_commented,
+    "plan:handoff": _plan_handoff,
     "model:switched": _model_switched,
     "question:asked": _question_asked,
     "question:answered": _question_answered,

@@ -145,11 +145,17 @@ class PlanCard(Card):
                 description="Approve, auto-accept edits", button_style="info",
                 icon="check-double", **look("auto", "button"))
             self.approve_edits_button.on_click(lambda _b: self.editor.approve("acceptEdits"))
+        self.fresh_button = w.Button(  # agent/handoff: the plan opens a new conversation
+            description="Approve, start fresh", button_style="success", icon="refresh",
+            tooltip="Run the plan in a new conversation (the planning context is dropped)",
+            **look("auto", "button"))
+        self.fresh_button.on_click(lambda _b: self.editor.approve(fresh=True))
         self.keep_button = w.Button(description="Keep planning", button_style="warning",
                                     icon="pencil", **look("auto", "button"))
         self.approve_button.on_click(lambda _b: self.editor.approve())
         self.keep_button.on_click(lambda _b: self.editor.keep(self.feedback.value))
-        buttons = [self.approve_button, self.approve_edits_button, self.keep_button]
+        buttons = [self.approve_button, self.approve_edits_button, self.fresh_button,
+                   self.keep_button]
         super().__init__(decision, [head, *self.editor.controls, *self.comments.controls,
                                     self.feedback,
                                     *[b for b in buttons if b]])

@@ -137,10 +137,12 @@ class PlanEditor:
         """The text in the editor (None unless it is open)."""
         return self.text.value if self.text is not None and self.editing else None
 
-    def approve(self, mode: str | None = None) -> bool:
-        """Approve: the edit if the editor is open, else the plan as proposed."""
+    def approve(self, mode: str | None = None, *, fresh: bool = False) -> bool:
+        """Approve: the edit if the editor is open, else the plan as proposed (``fresh``: in a
+        new conversation, agent/handoff)."""
+        how = self.d.approve_fresh if fresh else self.d.approve
         try:
-            return self.d.approve(mode, plan=self.draft, by="user")
+            return how(mode, plan=self.draft, by="user")
         except ValueError as e:  # an empty edit: one line on the card, nothing decided
             msg = str(e)[:1].upper() + str(e)[1:]
             self.card.set_status(f'<span style="color:#b91c1c">{escape(msg)}.</span>')
