@@ -20,7 +20,8 @@ from ..agent.decisions import PlanDecision
 from ..render.markdown import SMALL_STYLE, escape
 from .shared import look
 
-_NOTE_STYLE = ("display:block;white-space:normal;margin:2px 0 6px 2.2em;padding:3px 8px;"
+_NOTE_STYLE = ("display:block;white-space:normal;word-break:normal;overflow-wrap:break-word;"
+               "margin:2px 0 6px 2.2em;padding:3px 8px;"
                "border-left:3px solid #6366f1;background:#eef2ff;font-family:var(--jp-ui-font-"
                "family,sans-serif);font-size:0.95em")
 
@@ -51,7 +52,8 @@ def revision_notes(d: PlanDecision) -> dict[int, str]:
         state = ("changed by this revision" if hit else "not changed by this revision")
         color = "#047857" if hit else "#b45309"
         out[c.line] = out.get(c.line, "") + (
-            f'<span class="pw-comment-note" style="{_NOTE_STYLE}">💬 {escape(c.note)} '
+            f'<span class="pw-comment-note" style="{_NOTE_STYLE}"><b>Your comment:</b> '
+            f'{escape(c.note)} '
             f'<small style="color:{color}">({escape(state)})</small></span>')
     return out
 
