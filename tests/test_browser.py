@@ -163,7 +163,7 @@ def test_plan_mode_notebook_in_a_real_browser(tmp_path: Path, ui: str) -> None:
             # marker comes back to the resting mode.
             bar = page.locator(".pw-control-bar").first
             confirmed = bar.locator("span[title='confirmed by the CLI']")
-            expect(confirmed).to_have_text("mode plan")
+            expect(confirmed).to_have_text("mode Plan")
             tooltip = approve.get_attribute("title") or ""
             m = re.match(r"Back to (\w+)", tooltip)
             assert m, f"the Approve button should say the mode it goes back to: {tooltip!r}"

@@ -53,6 +53,8 @@ class Desk:
         s.book.add(d)
         d.on_resolved(self._decided)
         if isinstance(d, PlanDecision):  # its comments are logged as they come
+            d.last_target = next((r.mode_after for r in reversed(list(s.state.decisions.values()))
+                                  if r.kind == "plan" and r.mode_after), None)
             d.on_comment = lambda c, added: s.emit(ev.PlanCommented(
                 decision_id=d.id, removed=not added, **c.as_dict()))
         rec = s.runner.agents.record(d.agent_id)

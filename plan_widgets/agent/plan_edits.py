@@ -45,6 +45,8 @@ class PlanEdits:
     handoff: Any = None
     """That start-fresh (a :class:`~.handoff.Handoff`: ``.turn`` is the plan's new turn)."""
     resting_mode: str
+    last_target: str | None = None
+    """The mode the user approved the session's last plan into (offered first)."""
 
     if TYPE_CHECKING:
         def _notify(self) -> None: ...  # the decision's (redraws its card)
