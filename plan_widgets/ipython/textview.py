@@ -17,6 +17,7 @@ from ..agent.decisions import Decision, PlanDecision, QuestionDecision, ToolDeci
 from ..agent.tasks import spawn
 from ..render.markdown import summarize
 from . import prompts
+from .plan_terminal import ask_plan, revision_lines
 from .termout import MarkdownStream, TerminalOut, terminal_safe
 
 
@@ -97,6 +98,8 @@ class TextTurnView:
                     style = "green" if ln.startswith("+") else "red" if ln.startswith("-") \
                         else "dim" if ln.startswith("@@") else None
                     self.out.line(ln, style=style)
+                for ln in revision_lines(decision):  # model text is made safe by the output
+                    self.out.line(ln, style="cyan")
             self.out.panel("Plan proposed", decision.plan, note)
         elif isinstance(decision, QuestionDecision):
             for q in decision.questions:
@@ -138,13 +141,7 @@ class TextTurnView:
 
         try:
             if isinstance(d, PlanDecision):
-                c = await pick(prompts.PLAN_PROMPT, prompts.PLAN_CHOICES)
-                if c.key == "a":
-                    d.approve(by="user")
-                elif c.key == "e":
-                    d.approve("acceptEdits", by="user")
-                else:
-                    d.reject(await ask("feedback (optional): "), by="user")
+                await ask_plan(d, ask, pick, lambda text, style: self.out.line(text, style=style))
             elif isinstance(d, QuestionDecision):
                 answers: dict[str, str | list[str]] = {}
                 several = len(d.questions) > 1
