@@ -44,6 +44,9 @@ def test_approve_start_fresh_runs_the_plan_in_a_new_conversation(workdir: Path) 
         k.click(k.wait_widget("ButtonModel", description="Approve, start fresh"))
         assert k.wait_until(lambda: (workdir / "hello.py").exists(), 60)
         assert k.execute("print(await s.wait(60))")["text"].strip() == "idle"
+        # the card says how it was approved (its static copy, once the cell's turn ended)
+        assert k.wait_until(lambda: "started fresh: the plan runs in a new conversation"
+                            in json.dumps([m["content"] for m in list(k.messages)]), 20)
         # the session keeps its name and goes on under the new conversation's id
         new_id = k.eval("s.session_id").strip("'")
         assert new_id != old_id and k.eval("s.name") == "'default'"

@@ -273,6 +273,6 @@ def test_resume_in_bypass_permissions_goes_back_to_plan_mode_and_can_leave_it(
                          "('bypassPermissions', 'effective', 'resume'), "
                          "('plan', 'effective', 'resume')]")
         k.execute("%claude plan off")
-        assert k.wait_until(lambda: marker(k, "mode") == "mode bypassPermissions", 30)
+        assert k.wait_until(lambda: marker(k, "mode") == "mode Bypass Permissions", 30)
     finally:
         stop(k)
