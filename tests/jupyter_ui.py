@@ -44,7 +44,13 @@ MATHJAX = "mjx-container, mjx-math, .MathJax, .MathJax_Display, .MathJax_Preview
 # it is, character for character.)
 EXECUTABLE = (
     "script, iframe, object, embed, style, [onerror], [onload], [onclick], "
-    "a[href^='javascript:' i], [src^='javascript:' i], [src^='data:' i]"
+    "a[href^='javascript:' i], [src^='javascript:' i], :not(img)[src^='data:' i], "
+    # a raster data: image renders (issue 25); any other data: image would be a payload
+    "img[src^='data:' i]:not([src^='data:image/png;base64,' i]):not("
+    "[src^='data:image/jpeg;base64,' i]):not([src^='data:image/jpg;base64,' i]):not("
+    "[src^='data:image/gif;base64,' i]):not([src^='data:image/webp;base64,' i]), "
+    # nor does an image from another server load (issue 25)
+    "img[src^='http:' i], img[src^='https:' i], img[src^='//']"
 )
 CELL_TIMEOUT = 60  # seconds any one cell may run
 UI_TIMEOUT = 30  # seconds any one thing may take to appear on the page

@@ -136,7 +136,9 @@ class Kernel:
                     data.append(c["data"])
                 elif t == "error":
                     text.append("\n".join(c.get("traceback", [])))
-        return {"text": "".join(text), "data": data}
+        # "shown": the text/plain of every display and update (a turn's own lines)
+        return {"text": "".join(text), "data": data,
+                "shown": "\n".join(str(d.get("text/plain", "")) for d in data)}
 
     def eval(self, expr: str, timeout: float = 60) -> str:
         """Evaluate an expression in the kernel; returns its printed value."""

@@ -234,3 +234,27 @@ def test_close_ends_running_agents_and_an_unknown_result_is_said(tmp_path: Path)
         assert isinstance(Deny("x"), Deny)
 
     run(main())
+
+
+def test_thinking_is_logged_and_shown_folded_only_if_wanted(tmp_path: Path) -> None:
+    async def think(c: FakeClient, prompt: str) -> None:
+        c.emit(sig.Thinking("let me think about " + prompt))
+        c.say("the answer")
+        c.end_turn()
+
+    async def main() -> None:
+        s = make(tmp_path, think)
+        shown = Recorder()
+        t = s.ask("one", view=shown)  # type: ignore[arg-type]
+        await t.wait(5)
+        assert shown.named("thinking") == [("thinking", "let me think about one")]
+        assert t.text == "the answer"  # never mixed into the answer
+        s.update_options(show_thinking=False)
+        hidden = Recorder()
+        await s.ask("two", view=hidden).wait(5)  # type: ignore[arg-type]
+        assert hidden.named("thinking") == []
+        logged = [(e.turn, e.text) for e in s.events if e.type == "turn:thinking"]
+        assert logged == [(1, "let me think about one"), (2, "let me think about two")]
+        await s.close()
+
+    run(main())

@@ -96,18 +96,25 @@ def test_the_users_turn_is_never_ended_by_another_turn(kernel: Kernel, workdir: 
                                and not r.get("tool_result")], 30,
                       "the CLI's own turn to ask the model")
     out = kernel.execute("%%claude\nwhat now", timeout=120)
-    text = cell_text(out)
-    assert "ANSWER TO WHAT NOW." in text and "NOTIFICATION REPLY" not in text
-    kernel.wait_until(lambda: displays_with(kernel, "NOTIFICATION REPLY"), 30,
-                      "the notification's reply, below the first cell")
+    assert "ANSWER TO WHAT NOW." in cell_text(out)
+    # the CLI's own turn shows below the newest cell, as a block of its own after the
+    # cell's turn; the cell's turn holds its own answer only
+    last = kernel.wait_until(lambda: displays_with(kernel, "NOTIFICATION REPLY"), 30,
+                             "the notification's reply, below the newest cell")[-1]
+    plain = last["content"]["data"]["text/plain"]
+    mine, _, theirs = plain.partition('claude (default): Background agent "Write a file"')
+    assert "ANSWER TO WHAT NOW." in mine and "NOTIFICATION REPLY" not in mine, plain
+    assert "NOTIFICATION REPLY" in theirs and "ANSWER TO WHAT NOW." not in theirs, plain
     events = log_events(kernel)
-    order = [(e["type"], e.get("origin"), e.get("prompt", "")[:20]) for e in events
+    # the prompt was sent while the CLI was about to answer the notification (it waited in
+    # the CLI): the two turns overlap in the log, and each ends on its own result
+    order = [(e["type"], e["turn"], e.get("origin"), e.get("prompt", "")[:20]) for e in events
              if e["type"] in ("turn:started", "turn:ended")]
     assert order == [
-        ("turn:started", "user", "start a background a"), ("turn:ended", None, ""),
-        ("turn:started", "agent", 'Background agent "Wr'),
-        ("turn:ended", "task-notification", ""),
-        ("turn:started", "user", "what now"), ("turn:ended", None, "")], order
+        ("turn:started", 1, "user", "start a background a"), ("turn:ended", 1, None, ""),
+        ("turn:started", 2, "user", "what now\n"),
+        ("turn:started", 3, "agent", 'Background agent "Wr'),
+        ("turn:ended", 3, "task-notification", ""), ("turn:ended", 2, None, "")], order
 
 
 def test_agents_end_when_the_cli_dies_and_the_next_cell_works(kernel: Kernel,
@@ -166,3 +173,34 @@ def test_plan_mode_refusal_of_agent_is_said_with_the_clis_reason(kernel: Kernel,
         lambda: [m for m in displays_with(kernel, "Agent was not run")], 30,
         "the refusal's reason on the tool line")
     assert reason
+
+
+def test_a_foreground_subagent_speaks_under_its_agent_line(kernel: Kernel,
+                                                            workdir: Path) -> None:
+    """A foreground subagent's text (forwarded) and its two tool calls in one response: each
+    asks in turn, on a card naming the agent; its text never joins the main reply."""
+    msg = kernel.start("%%claude --scripted agents_foreground.yaml\ndelegate in the foreground")
+    for name in ("a.txt", "b.txt"):
+        allow = kernel.wait_until(lambda: [
+            b for b in kernel.find_widgets("ButtonModel", description="Allow")
+            if not kernel.widgets[b].get("disabled")], 60, f"the card for {name}")[-1]
+        kernel.click(allow)
+        kernel.wait_until(lambda n=name: (workdir / n).exists(), 30, f"{name} written")
+    kernel.wait_until(lambda: displays_with(kernel, "Main agent: the subagent is done."), 60,
+                      "the turn's end")
+    got = kernel.eval("[(d.agent, d.input['file_path'].rsplit('/', 1)[1]) "
+                      "for d in plan_widgets.get().decisions]")
+    assert got.strip() == "[('Two files', 'a.txt'), ('Two files', 'b.txt')]", got
+    text = kernel.eval("[e.prompt for e in plan_widgets.get().events "
+                       "if e.type == 'turn:started']")
+    assert "delegate in the foreground" in text
+    static = kernel.wait_until(lambda: [
+        m for m in displays_with(kernel, "Main agent: the subagent is done.")
+        if "application/vnd.jupyter.widget-view+json" not in m["content"]["data"]], 60,
+        "the finished turn's static output")[-1]
+    md = static["content"]["data"]["text/markdown"]
+    md = md if isinstance(md, str) else "".join(md)
+    # the subagent's words sit inside its Agent line's <details>, after the Agent summary
+    agent_at = md.index("Two files")
+    assert md.index("Foreground subagent reporting.") > agent_at
+    assert kernel.outputs(msg)["text"].count("Traceback") == 0

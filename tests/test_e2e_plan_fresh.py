@@ -37,7 +37,7 @@ def test_approve_start_fresh_runs_the_plan_in_a_new_conversation(workdir: Path) 
         k.execute("%load_ext plan_widgets\nimport plan_widgets")
         out = k.execute("%%claude --scripted plan_fresh.yaml --plan --mode acceptEdits\n"
                         "Plan a greeting")
-        assert "Waiting for your decision (plan)" in out["text"], out["text"]
+        assert "Waiting for your decision (plan)" in out["shown"], out
         k.execute("s = plan_widgets.get()\nbefore = await s.context_usage()")
         before = int(k.eval("before.total_tokens"))
         old_id = k.eval("s.session_id").strip("'")

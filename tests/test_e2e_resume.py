@@ -57,6 +57,9 @@ def event_logs(workdir: Path) -> list[Path]:
             if "." not in p.stem]
 
 
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
 def html_of(out: dict[str, Any]) -> str:
     return "\n".join(d.get("text/html", "") for d in out["data"])
 
@@ -70,11 +73,11 @@ def run_until_pending_plan(workdir: Path) -> dict[str, Any]:
             f"Add a greeting script. The codeword is {CODEWORD}. "
             f"Use ANTHROPIC_API_KEY={FAKE_KEY} and the token {FAKE_TOKEN}."
         )
-        assert "Waiting for your decision (plan)" in out["text"]
+        assert "Waiting for your decision (plan)" in out["shown"]
         k.click(k.wait_widget("ButtonModel", description="Approve"))
         assert wait_settled(k) == "idle"
         out = k.execute("%%claude --plan\nNow plan a farewell script")
-        assert "Waiting for your decision (plan)" in out["text"]
+        assert "Waiting for your decision (plan)" in out["shown"]
         facts = json.loads(k.eval(
             "__import__('json').dumps({'sid': plan_widgets.get().session_id, "
             "'cost': plan_widgets.get().state.cost_usd, 'model': plan_widgets.get().model, "
@@ -124,14 +127,17 @@ def test_resume_after_a_kernel_restart_restores_markers_plans_cost_and_context(
         assert k.eval("plan_widgets.get().state.working") == "False"
         assert k.eval("plan_widgets.get().state.errors") == (
             "('turn 2 restarted: the kernel stopped before this turn ended',)")
-        # ... and nothing about it looks answerable: no buttons, an expired status
-        history = k.html_text()
+        # ... and nothing about it looks answerable: no buttons, an expired status; the
+        # history is static output (issue 25), not a widget left live in the notebook
+        shown = [d for d in out["data"] if "pw-history" in d.get("text/markdown", "")]
+        assert len(shown) == 1 and WIDGET_VIEW not in shown[0], out["data"]
+        history = shown[0]["text/markdown"]
         assert "Expired: the kernel restarted before an answer" in history
         assert "Approved (then mode default)" in history
         assert not k.find_widgets("ButtonModel", description="Approve")
         assert not k.find_widgets("ButtonModel", description="Keep planning")
         # the plans render through the safe path: the planted attribute is inert text
-        md = "\n".join(k.markdown_outputs())
+        md = history
         assert "<h1>Plan: add a farewell</h1>" in md and "<h1>Plan: add a greeting</h1>" in md
         assert "onmouseover" in md and "<b onmouseover" not in md
         # spend survives the restart
@@ -182,7 +188,8 @@ def test_resume_in_a_cell_and_from_code(workdir: Path) -> None:
         assert f"Resumed session {sid}" in out["text"]
         assert wait_settled(k) == "idle"
         assert any(f"the codeword is {CODEWORD}" in m for m in k.markdown_outputs())
-        assert "Expired: the kernel restarted before an answer" in k.html_text()
+        history = "\n".join(d.get("text/markdown", "") for d in out["data"])
+        assert "Expired: the kernel restarted before an answer" in history
         assert not k.find_widgets("ButtonModel", description="Approve")
         assert k.eval("plan_widgets.get().state.turns") == "3"
         cost = float(k.eval("plan_widgets.get().state.cost_usd"))
@@ -257,7 +264,7 @@ def test_resume_in_bypass_permissions_goes_back_to_plan_mode_and_can_leave_it(
     try:
         out = k.execute("%%claude --scripted resume_plan.yaml --mode bypassPermissions --plan\n"
                         "Add a greeting script")
-        assert "Waiting for your decision (plan)" in out["text"]
+        assert "Waiting for your decision (plan)" in out["shown"]
         sid = k.eval("plan_widgets.get().session_id").strip("'")
     finally:
         k.shutdown()

@@ -132,7 +132,7 @@ def test_thirty_turns_static_closed_and_a_pending_card_still_works(
         assert "✓" in md and "in / " in md  # the footer: duration, tokens
         if i % 3 == 0:
             assert f"Reading the notes for {p}." in md
-            assert re.search(r'<details class="pw-tool"><summary><code>\S+ Read</code>', md)
+            assert re.search(r'<details class="pw-tool"[^>]*><summary><code>\S+ Read</code>', md)
             assert "remember the milk" in md  # the tool's result, in its details
             assert "The notes say: remember the milk." in md
         else:
@@ -144,7 +144,7 @@ def test_thirty_turns_static_closed_and_a_pending_card_still_works(
         else:
             assert WIDGET_VIEW not in bar and "pw-control-line" in bar["text/markdown"]
             assert re.sub(r"<[^>]+>", "", bar["text/markdown"]).split() == [
-                "default:", "mode", "acceptEdits", "model", model], bar
+                "session", "default", "·", "mode", "acceptEdits", "·", "model", model], bar
 
     # Their widget models are closed: what stays is the two sessions' control bars and the
     # cards still waiting (the plan card and its copy).
@@ -159,7 +159,9 @@ def test_thirty_turns_static_closed_and_a_pending_card_still_works(
     # "auto-accept" button)
     # the planner's turn, still running: its box, its text, its tool line, its mode marker;
     # and the view of the prompt queued behind it (nothing in it yet)
-    planner_turn = ["VBoxModel", "VBoxModel", "OutputModel", "OutputModel", "HTMLModel"]
+    # and the line under it saying the plan waits (the cell returned)
+    planner_turn = ["VBoxModel", "VBoxModel", "OutputModel", "OutputModel", "HTMLModel",
+                    "HTMLModel"]
     queued = ["VBoxModel"]
     assert sorted(live) == sorted(bar * 2 + card * 2 + planner_turn + queued), live
     assert opened - opened_before >= 4 * TURNS and len(closed) >= 4 * TURNS
@@ -175,8 +177,9 @@ def test_thirty_turns_static_closed_and_a_pending_card_still_works(
     copy = queued_cell.displays()[0]["data"]  # the card shown again, decided: static too
     assert WIDGET_VIEW not in copy and "Approved" in copy["text/markdown"]
     assert "Hello again to you!" in static_turn(queued_cell)
-    # Now only the control bars are live (the planner's with Rewind files: its turn wrote)
-    assert sorted(live_models(kernel)) == sorted(bar * 2 + ["ButtonModel"]), live_models(kernel)
+    # Now only the control bars are live (the planner's without Rewind files: its turn wrote,
+    # but the prompt queued behind it ran after and changed nothing)
+    assert sorted(live_models(kernel)) == sorted(bar * 2), live_models(kernel)
 
     # The saved notebook (no widget state) exported to HTML shows every turn.
     nbformat = pytest.importorskip("nbformat")

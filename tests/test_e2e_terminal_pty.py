@@ -191,3 +191,29 @@ def test_a_tool_prompt_is_asked_again_and_denies_only_when_told(
     term.expect(r"In \[3\]: ")
     assert not (workdir / "first.txt").exists()
     assert "Traceback" not in term.text
+
+
+def test_an_expired_prompt_leaves_no_reader_behind(term: Term, workdir: Path) -> None:
+    """A decision that expires while its prompt waits (issue 25): the next prompt takes the
+    next line with one Enter, and no thread is left reading the terminal."""
+    term.type_line("%%claude --session tools --scripted dec_tool.yaml --approval-timeout 2")
+    term.expect(CONT, timeout=15)
+    term.type_line("Write two files")
+    term.expect(CONT, timeout=15)
+    term.type_line()
+    term.expect(CONT, timeout=15)
+    term.type_line()
+    term.expect(r"Allow Write ", timeout=120)
+    term.expect(r"\[n\]o: ")
+    # nobody answers: the decision expires after 2 s, the turn ends, IPython asks again
+    term.expect(r"In \[3\]: ", timeout=120)
+    term.settle()
+    term.type_line("1 + 41")
+    term.expect(r"Out\[3\]: 42", timeout=15)  # one Enter was enough
+    term.expect(r"In \[4\]: ")
+    term.type_line("import threading; sorted(t.name for t in threading.enumerate() "
+                   "if 'input' in t.name or 'asyncio' in t.name)")
+    listed = term.expect(r"Out\[4\]: (\[[^\]]*\])", timeout=15).group(1)
+    assert "plan_widgets-input" not in listed, listed
+    assert not (workdir / "first.txt").exists()
+    assert "Traceback" not in term.text

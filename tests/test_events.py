@@ -423,6 +423,7 @@ SAMPLES: list[Any] = [
     ev.TasksUpdated(turn=1, tasks=[{"id": "1", "subject": "Write a.txt", "status": "completed",
                                     "active_form": "Writing a.txt"}]),
     ev.FilesRewound(turn=1, message_id="0b1c", files=["/w/a.txt"], by="user"),
+    ev.Thought(turn=1, text="first the plan file, then the edit"),
     ev.AgentStarted(agent_id="a1", tool_use_id="tu3", description="Write a file",
                     subagent_type="general-purpose", background=True, prompt="do it", turn=2),
     ev.AgentProgress(agent_id="a1", activity="Writing a.txt", last_tool="Write", tokens=2151,

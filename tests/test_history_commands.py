@@ -7,6 +7,7 @@ must reach the page escaped, ids resolve by their start, and bad input is one li
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -17,10 +18,9 @@ from plan_widgets.ipython import output as _output
 from plan_widgets.ipython import registry as _registry
 from plan_widgets.ipython.usage import Usage as _Usage
 from plan_widgets.model.errors import OptionError
-from plan_widgets.render.history import history_lines
+from plan_widgets.render.history import history_html, history_lines
 from plan_widgets.store import LOG_DIR_ENV, EventLog, resume_options
 from plan_widgets.store import index as _index
-from plan_widgets.widgets import history_widget
 
 HOSTILE = '<img src=x onerror="window.pwned=1"> & <script>alert(1)</script>'
 
@@ -248,27 +248,42 @@ def test_history_of_a_crashed_session_shows_nothing_answerable(tmp_path: Path) -
                         "it can no longer be answered - # Plan B")
 
 
-def test_history_widget_is_read_only_and_escaped(tmp_path: Path) -> None:
-    import ipywidgets as w
+def test_the_resumed_history_is_static_and_escaped(tmp_path: Path) -> None:
+    """The history a resume shows is static HTML (issue 25: it was a widget that stayed live
+    in the notebook), with the plans through the safe path and nothing to answer."""
+    from test_render import problems, second_parse, tags
 
     events = write_session(tmp_path, "aaaa-1111")
     events.append(ev.PlanDecided(decision_id="pb", outcome="expired", by="restart", seq=99))
-    view = history_widget(events, ev.fold(events))
-    stack: list[Any] = [view]
-    html: list[str] = []
-    while stack:
-        x = stack.pop()
-        assert not isinstance(x, (w.Button, w.Textarea, w.Text, w.ToggleButton))
-        if isinstance(x, w.Box):
-            stack.extend(x.children)
-        elif isinstance(x, w.HTML):
-            html.append(x.value)
-        elif isinstance(x, w.Output):
-            html.extend(o["data"].get("text/markdown", "") for o in x.outputs)
-    page = "\n".join(html)
+    page = history_html(events, ev.fold(events))
+    assert [p for p in problems(page) if "style=" not in p] == []  # (our own styles)
+    assert second_parse(page).rstrip("\n") == page  # one HTML block: passed on unchanged
+    assert not {"button", "input", "textarea"} & set(tags(page))
     assert "<img" not in page and "<script" not in page and "&lt;img" in page
     assert "Expired: the kernel restarted before an answer" in page
     assert "<h1>Plan B</h1>" in page
+
+
+def test_resume_shows_the_history_without_a_widget(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import IPython.display
+
+    from plan_widgets.ipython import resume as _resume
+
+    events = write_session(tmp_path, "aaaa-1111")
+    shown: list[Any] = []
+    bars: list[Any] = []
+    monkeypatch.setattr(IPython.display, "display", lambda obj, **kw: shown.append(obj))
+    monkeypatch.setattr(_resume, "in_kernel", lambda: True)
+    monkeypatch.setattr(_resume._registry, "control_bar",
+                        lambda s: SimpleNamespace(show=lambda: bars.append(s)))
+    s = SimpleNamespace(events=events, state=ev.fold(events), session_id="aaaa-1111",
+                        name="default")
+    _resume.show_resumed(s)
+    assert bars == [s]  # the session's control bar: live, in this cell
+    assert len(shown) == 1 and set(shown[0]) == {"text/markdown", "text/plain"}
+    assert "pw-history" in shown[0]["text/markdown"]
+    assert shown[0]["text/plain"].startswith("turn 1 at ")
 
 
 class Started:

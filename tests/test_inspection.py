@@ -23,7 +23,7 @@ from plan_widgets.ipython.kernel.inspection import (
     list_variables,
     short_repr,
 )
-from plan_widgets.ipython.kernel.runcode import run_code
+from plan_widgets.ipython.kernel.runcode import run_code as arun_code
 from plan_widgets.ipython.kernel.tools import combined, notebook_path
 from plan_widgets.model.options import SessionOptions
 from plan_widgets.render.code import highlight_python
@@ -205,6 +205,10 @@ def test_notebook_path(tmp_path) -> None:
 
 # -- running code and proposing cells -------------------------------------------------------------
 
+def run_code(ns: dict, code: str) -> str:
+    return asyncio.run(arun_code(ns, code))
+
+
 def test_run_code_changes_the_namespace_and_reports_bounded_output() -> None:
     ns: dict = {"counter": 1}
     text = run_code(ns, "counter += 1\nprint('now', counter)\ncounter * 10")
@@ -223,6 +227,26 @@ def test_run_code_reports_errors_and_survives_system_exit() -> None:
     assert "run_code" not in text  # our own frame is left out
     assert run_code(ns, "def broken(:").startswith("SyntaxError:")
     assert "SystemExit" in run_code(ns, "raise SystemExit(3)")
+
+
+def test_run_code_awaits_at_top_level_as_a_cell_does() -> None:
+    ns: dict = {}
+    text = run_code(ns, "import asyncio\n"
+                        "async def twice(x):\n"
+                        "    await asyncio.sleep(0.01)\n"
+                        "    return 2 * x\n"
+                        "got = await twice(4)\n"
+                        "async def gen():\n"
+                        "    yield 1\n"
+                        "    yield 2\n"
+                        "seen = [v async for v in gen()]\n"
+                        "print('got', got)\n"
+                        "await twice(got)")
+    assert ns["got"] == 8 and ns["seen"] == [1, 2]
+    assert text == "stdout:\ngot 8\n\n\nresult (int):\n16"
+    text = run_code(ns, "import asyncio\nawait asyncio.sleep(0)\nraise ValueError('late')")
+    assert "ValueError: late" in text and 'File "<claude-run-' in text
+    assert "run_code" not in text and "_run" not in text
 
 
 def test_proposals_combine_into_one_cell() -> None:

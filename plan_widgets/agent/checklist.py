@@ -22,6 +22,9 @@ from typing import Any
 
 TASK_TOOLS = frozenset({"TodoWrite", "TaskCreate", "TaskUpdate", "TaskList"})
 """The tools whose results change (or restate) the task list."""
+FOLDED_TOOLS = TASK_TOOLS | {"TaskGet"}
+"""The task tools a turn's view shows no line for: the checklist says what they did (their
+JSON lines stood around it and repeated it; issue 26). A call that fails still shows."""
 STATUSES = ("pending", "in_progress", "completed")
 
 

@@ -284,7 +284,10 @@ class Runner:
             turn.add_text(m.text)
 
     def _on_thinking(self, m: sig.Thinking) -> None:
-        _hook(self._target().view, "thinking", m.text)
+        turn = self._target()
+        self.s.emit(ev.Thought(turn=turn.number, text=m.text))
+        if self.s.options.show_thinking:
+            _hook(turn.view, "thinking", m.text)
 
     def _on_subagent_text(self, m: sig.SubagentText) -> None:
         home = self._owner(m.parent)
@@ -379,6 +382,7 @@ class Runner:
         self._merged = None
         if not ended:
             self._plain_line("unmatched_result", wording.unmatched_result(m.origin))
+        self.s.notify()  # no turn of the CLI's runs now: the bar says so
 
 
 _HANDLERS: dict[type, Callable[[Runner, Any], None]] = {

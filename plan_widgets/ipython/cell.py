@@ -39,6 +39,8 @@ async def run(args: argparse.Namespace, body: str, config: Any = None, *,
     session = await _session(args, config)
     if session is None:
         return
+    if config is not None and session.options.show_thinking != config.show_thinking:
+        session.update_options(show_thinking=bool(config.show_thinking))
     if not args.resume:
         # A new session's owner task spawns its processes first; the widgets are built while
         # they boot (docs/benchmarks.md, figure 1).
@@ -48,6 +50,7 @@ async def run(args: argparse.Namespace, body: str, config: Any = None, *,
         show_resumed(session)
     blocked = _blocked(session, kernel)
     view, handle = _show_turn(session, body, blocked, kernel)
+    _between_cells(session, view, kernel)
     turn = _ask(session, body, args.plan, view, handle)
     if turn is None or blocked is not None:
         return
@@ -101,6 +104,24 @@ def _show_turn(session: Any, body: str, blocked: Any, kernel: bool) -> tuple[Any
     return view, view.show()  # the control bar, then the turn (static once it has ended)
 
 
+def _between_cells(session: Any, view: Any, kernel: bool) -> None:
+    """What arrives while no cell runs (a turn the CLI starts by itself, a background
+    agent's card) is shown below this cell's turn, the session's newest (widgets/follow.py);
+    in a terminal it is printed under a line naming it."""
+    if kernel:
+        session.show_between_cells(view.follow)
+    else:
+        session.show_between_cells(_text_between_cells)
+
+
+def _text_between_cells(title: str) -> Any:
+    from .textview import TextTurnView
+
+    view = TextTurnView()
+    view.out.line(f"-- {title} --", style="bold")  # (made terminal-safe by the line)
+    return view
+
+
 def _ask(session: Any, body: str, plan: bool, view: Any, handle: Any) -> Any:
     """Queue the prompt; the turn, or None after saying why it could not start."""
     try:
@@ -137,11 +158,9 @@ async def _wait(session: Any, turn: Any, view: Any, handle: Any, kernel: bool) -
             print("Interrupted: the turn was stopped and any pending decision cancelled.")
     finally:
         if handle is not None and not turn.done:
+            if session.pending is not None and hasattr(view, "cell_returned"):
+                view.cell_returned()  # the turn's view says a decision waits, while it does
             _refresh(handle, view)
-    if not turn.done and session.pending is not None and kernel:
-        d = session.pending
-        print(f"Waiting for your decision ({d.kind}) on the card above; the turn goes on "
-              f"after it. It expires in {session.options.approval_timeout:g} s.")
 
 
 def _refresh(handle: Any, view: Any) -> None:

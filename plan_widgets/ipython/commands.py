@@ -17,7 +17,7 @@ from typing import Any
 
 from ..model.errors import OptionError
 from ..store import LogError
-from . import history, live, registry
+from . import agents, history, live, registry
 from .resume import resume
 from .usage import Usage, one_line, raising, split, take
 
@@ -38,6 +38,8 @@ commands:
   cost [ID]           cost and token totals, from the log (they survive restarts)
   plans [ID]          the approved plans (as approved: edited by you, if you edited them)
   context             how full the context window is, by category (after the last turn)
+  agents              the session's subagents: running first, with elapsed time, last tool,
+                      tokens and, once ended, their result summary
   rewind [TURN] [--yes]
                       put back the files the agent's Write/Edit tools changed since TURN
                       began (default: the last turn that changed files); lists them first,
@@ -107,6 +109,7 @@ COMMANDS: dict[str, Command] = {c.name: c for c in [
     Command("cost", history.cost, _session_id, f"%claude cost {_ID}", reads_logs=True),
     Command("plans", history.plans, _session_id, f"%claude plans {_ID}", reads_logs=True),
     Command("context", live.context, live=True),
+    Command("agents", agents.agents, live=True),
     Command("rewind", live.rewind, _rewind_arguments,
             "%claude rewind [TURN] [--yes] [--session NAME]", live=True),
 ]}

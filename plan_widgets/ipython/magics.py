@@ -15,7 +15,7 @@ from typing import Any
 
 from IPython.core import magic_arguments
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
-from traitlets import Bool, CFloat, Enum, TraitError, Unicode, validate
+from traitlets import Bool, CFloat, Enum, List, TraitError, Unicode, Union, observe, validate
 
 from ..model.errors import OptionError
 from ..model.options import DEFAULT_APPROVAL_TIMEOUT, RESTING_MODES, check_timeout
@@ -55,6 +55,23 @@ class ClaudeMagics(Magics):
         True, help="Give new sessions the kernel tools (variables, history, run code, propose "
         "a cell); False: like --no-kernel-tools.",
     ).tag(config=True)
+    show_thinking = Bool(
+        True, help="Show the model's thinking as a folded line in each turn (False: hidden; "
+        "it is kept in the session's log either way).",
+    ).tag(config=True)
+
+    remote_images = Union(
+        [Bool(), List(Unicode())], default_value=False,
+        help="Load images from other servers in the agent's text: False (the default: such an "
+        "image shows as a link naming its host), True, or a list of hosts "
+        "(['example.com']). An image's URL can carry data out of the notebook as it loads.",
+    ).tag(config=True)
+
+    @observe("remote_images")
+    def _remote_images_changed(self, change: Any) -> None:
+        from ..render.engine import allow_remote_images
+
+        allow_remote_images(change["new"])
 
     @validate("approval_timeout")
     def _check_timeout(self, proposal: Any) -> float:
@@ -98,7 +115,7 @@ class ClaudeMagics(Magics):
         The cell waits until the turn ends or until a decision (a plan, a question, a tool
         permission) waits for you on a card; widgets stay live meanwhile. Defaults come from
         ``%config ClaudeMagics.<option>`` (model, plan_model, mode, approval_timeout, log_dir,
-        scripted, wait, kernel_tools). More: ``%claude --help``.
+        scripted, wait, kernel_tools, remote_images). More: ``%claude --help``.
         """
         # In a kernel the cell is rewritten to await run_cell (see transform_cell); this
         # fallback, used when the magic is called directly, starts the turn and returns.

@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from ..model.errors import OptionError
-from ..render.history import history_lines
+from ..render.history import history_html, history_lines
 from ..store import SessionLog, newest, session_logs
 from . import registry as _registry
 from .history import log_dir, unreadable
-from .output import in_kernel, show, show_widget
+from .output import in_kernel, show
 
 
 def resume(args: argparse.Namespace) -> None:
@@ -80,13 +80,13 @@ def show_resumed(s: Any) -> None:
     print(note)
     lines = history_lines(s.events, st)
     if in_kernel():
-        import ipywidgets as w
+        from IPython.display import display
 
-        from ..widgets import history_widget
-
-        # the widget, and the history as text where widgets do not show
-        show_widget(w.VBox([_registry.control_bar(s), history_widget(s.events, st)]),
-                    "\n".join(lines))
+        # the session's live control bar, then its history: static (nothing in it can be
+        # answered), the same in a saved notebook as on the page
+        _registry.control_bar(s).show()
+        display({"text/markdown": history_html(s.events, st), "text/plain": "\n".join(lines)},
+                raw=True)
     else:
         for line in lines:
             print(line)

@@ -13,19 +13,23 @@ import asyncio
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from ..agent.checklist import FOLDED_TOOLS
 from ..agent.decisions import Decision, PlanDecision, QuestionDecision, ToolDecision
 from ..agent.tasks import spawn
+from ..render.agents import AGENT_TOOLS, agent_state, asker, count, first_line
 from ..render.markdown import summarize
-from . import prompts
+from . import lineinput, prompts
 from .plan_terminal import ask_plan, revision_lines
 from .termout import MarkdownStream, TerminalOut, terminal_safe
+
+_SUB_LINES = 6  # lines of a subagent's text block shown in a terminal
 
 
 class TextTurnView:
     """Prints the turn as text; asks decisions at the prompt when ``interactive``.
 
     ``use_rich``: render Markdown with rich (default: when installed and ``stream`` is a
-    terminal). ``read_line`` replaces ``input`` (it is called in a worker thread).
+    terminal). ``read_line`` replaces the terminal (it is called in a worker thread).
     """
 
     def __init__(
@@ -38,9 +42,11 @@ class TextTurnView:
         self.out = TerminalOut(stream, use_rich)
         self.stream = self.out.stream
         self.interactive = interactive
-        self.read_line = read_line or input
+        self.read_line = read_line
         self.text_parts: list[str] = []
         self._md = MarkdownStream(self.out)
+        self._agents: dict[str, str] = {}  # Agent call id -> its description
+        self._agent_seen: dict[str, str] = {}  # Agent call id -> its state as last said
 
     def _p(self, s: str) -> None:
         self._md.flush()
@@ -51,13 +57,17 @@ class TextTurnView:
         self._md.feed(delta)
 
     def tool_started(self, tool_use_id: str, name: str, tool_input: dict[str, Any]) -> None:
+        if name in FOLDED_TOOLS:  # the "[tasks 2/3: …]" line says it (a failure still shows)
+            return
         self._md.flush()
+        if name in AGENT_TOOLS:
+            self.tool_started_agent(tool_use_id, tool_input)
         self.out.line(f"  [{name}] {summarize(tool_input, 100)}", style="cyan")
 
     def tool_finished(self, tool_use_id: str, content: Any, is_error: bool) -> None:
-        if is_error:
+        if is_error:  # the first line of why (a refusal: the CLI's reason)
             self._md.flush()
-            self.out.line(f"  [error] {summarize(content, 100)}", style="red")
+            self.out.line(f"  [error] {first_line(content, 100)}", style="red")
 
     def marker(self, text: str) -> None:
         self._md.flush()
@@ -78,6 +88,55 @@ class TextTurnView:
         self.out.line(f"  files changed: {files} (put them back: %claude rewind "
                       f"{turn.number} --yes)", style="dim")
 
+    # -- issue 21: subagents under their Agent line, thinking, agents' states ----------------
+    def tool_started_agent(self, tool_use_id: str, tool_input: dict[str, Any]) -> None:
+        self._agents[tool_use_id] = str(tool_input.get("description") or "subagent")
+
+    def _sub(self, parent: str) -> str:
+        """The indent and label of a subagent's lines: its description."""
+        return f"    [{summarize(self._agents.get(parent, 'subagent'), 40)}]"
+
+    def subagent_text(self, parent_tool_use_id: str, text: str) -> None:
+        self._md.flush()
+        for i, ln in enumerate(text.strip().splitlines()[:_SUB_LINES]):
+            self.out.line(f"{self._sub(parent_tool_use_id) if i == 0 else '     '} {ln}",
+                          style="dim")
+        if len(text.strip().splitlines()) > _SUB_LINES:
+            self.out.line("      …", style="dim")
+
+    def subagent_tool_started(self, parent_tool_use_id: str, tool_use_id: str, name: str,
+                              tool_input: dict[str, Any]) -> None:
+        self._md.flush()
+        self.out.line(f"{self._sub(parent_tool_use_id)} [{name}] {summarize(tool_input, 80)}",
+                      style="cyan")
+
+    def subagent_tool_finished(self, parent_tool_use_id: str, tool_use_id: str, content: Any,
+                               is_error: bool) -> None:
+        if is_error:
+            self._md.flush()
+            self.out.line(f"{self._sub(parent_tool_use_id)} [error] {first_line(content, 100)}",
+                          style="red")
+
+    def agent_updated(self, tool_use_id: str, record: Any) -> None:
+        """A short line when a subagent starts or ends (progress is left to %claude agents:
+        one line per tool would drown the reply)."""
+        self._agents[tool_use_id] = record.description or self._agents.get(tool_use_id, "")
+        now = "running" if record.running else record.status
+        if self._agent_seen.get(tool_use_id) == now:
+            return
+        self._agent_seen[tool_use_id] = now
+        self._md.flush()
+        state = agent_state(record)
+        said = f" — {summarize(record.summary, 120)}" if record.summary and not record.running \
+            else ""
+        self.out.line(f"  [agent {summarize(record.description, 60)!r}: {now}"
+                      f"{' · ' + state if state and not record.running else ''}]{said}",
+                      style="magenta")
+
+    def thinking(self, text: str) -> None:
+        self._md.flush()
+        self.out.line(f"  (Thinking… {count(len(text), 'chars')})", style="dim")
+
     def error(self, message: str) -> None:
         self._md.flush()
         self.out.line(message, style="bold red")
@@ -88,6 +147,10 @@ class TextTurnView:
 
     def decision(self, decision: Decision) -> None:
         self._md.flush()
+        who = asker(decision)  # a subagent asks: say which
+        if who:
+            self.out.line("")
+            self.out.line(who, style="bold magenta")
         if isinstance(decision, PlanDecision):
             note = f"plan file: {decision.plan_file}" if decision.plan_file else None
             if decision.previous_plan is not None:  # a revision: what changed first
@@ -123,11 +186,19 @@ class TextTurnView:
 
     async def _ask(self, d: Decision) -> None:
         loop = asyncio.get_running_loop()
+        ended = asyncio.Event()  # the decision ended (answered, expired, interrupted)
+        d.on_resolved(lambda _d: _soon(loop, ended.set))
 
         async def ask(prompt: str) -> str:
-            # input() blocks: in a worker thread, so the loop goes on; resolve back here.
-            line = await loop.run_in_executor(None, self.read_line, prompt)
-            if d.done:  # decided meanwhile (timeout, interrupt): this answer is for nothing
+            # read in a worker thread, so the loop goes on; resolved back here. The terminal's
+            # reader gives up when the decision ends without an answer (lineinput).
+            if self.read_line is None:
+                line = await lineinput.read_line(prompt, ended)
+            else:
+                line = await loop.run_in_executor(None, self.read_line, prompt)
+            if line is None or d.done:  # decided meanwhile: this answer is for nothing
+                if line is None:
+                    self.out.line("")  # the prompt's line, left unanswered, ends here
                 raise EOFError
             return line.strip()
 
@@ -173,3 +244,9 @@ class TextTurnView:
         except (EOFError, OSError):
             d.expire("close")
 
+
+
+def _soon(loop: asyncio.AbstractEventLoop, fn: Callable[[], Any]) -> None:
+    """Call ``fn`` on ``loop`` (from any thread; not once the loop is closed)."""
+    if not loop.is_closed():
+        loop.call_soon_threadsafe(fn)

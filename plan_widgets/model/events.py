@@ -208,6 +208,15 @@ class FilesRewound(_Base):
     by: Actor = "user"
 
 
+class Thought(_Base):
+    """The model's thinking in a turn (a whole thinking block; shown folded, never in the
+    answer)."""
+
+    type: Literal["turn:thinking"] = "turn:thinking"
+    turn: int
+    text: str
+
+
 AgentStatus = Literal["running", "completed", "failed", "stopped", "killed"]
 
 
@@ -276,6 +285,7 @@ Event = Annotated[
         ToolDecided,
         TasksUpdated,
         FilesRewound,
+        Thought,
         AgentStarted,
         AgentProgress,
         AgentEnded,
@@ -289,8 +299,8 @@ EVENT_TYPES: dict[str, type[BaseModel]] = {
     for cls in (
         SessionStarted, TurnStarted, TurnEnded, PlanMode, PlanProposed, PlanDecided,
         PlanCommented, PlanHandoff, ModelSwitched, QuestionAsked, QuestionAnswered,
-        ToolRequested, ToolDecided, TasksUpdated, FilesRewound, AgentStarted, AgentProgress,
-        AgentEnded, ErrorEvent,
+        ToolRequested, ToolDecided, TasksUpdated, FilesRewound, Thought, AgentStarted,
+        AgentProgress, AgentEnded, ErrorEvent,
     )
 }
 """Event classes by their ``type`` tag."""

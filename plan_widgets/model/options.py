@@ -40,6 +40,8 @@ class SessionOptions:
     of each changed file per turn, under the CLI's ``~/.claude/file-history``)."""
     kernel_tools: bool = True
     """Serve the kernel's tools (variables, history, run code, propose a cell) to the agent."""
+    show_thinking: bool = True
+    """Show the model's thinking as a folded line in the turn (it is logged either way)."""
 
     def validated(self) -> SessionOptions:
         """Check values a user typed; raise OptionError with one clear line."""

@@ -19,23 +19,34 @@ and ``cmarkgfm``'s binding leaks the output and the syntax tree of every call (5
 200 KB (warm-up) and not at all over the next 200.
 
 **No raw HTML.** comrak runs with ``escape`` (raw HTML is written out as text: ``<script>``
-arrives as ``&lt;script&gt;``), markdown-it-py with ``html=False``. So every tag and attribute
-in the output was written by the parser, with attribute values escaped, and :func:`_safe_links`
-and :func:`style_headings` can read them with a regular expression.
+arrives as ``&lt;script&gt;``); markdown-it-py parses raw HTML the same way and its two render
+rules write it out as text too, so a raw HTML block (its lines up to the next blank line,
+Markdown in them included) shows as the same unformatted text with either parser. So every tag
+and attribute in the output was written by the parser, with attribute values escaped, and
+:func:`_safe_links` and :func:`style_headings` can read them with a regular expression.
 
 **Links.** Only relative links, anchors, ``http:``, ``https:`` and ``mailto:``. A link to
 anything else (``javascript:``, ``data:``, ``vbscript:``, ``file:``, an app's own scheme like
 ``vscode:``) loses its target and stays as its text; such an image becomes its alt text. The
 rule is applied to the output (:func:`_safe_links`), the same way for both parsers.
+
+**Images** (:func:`_image`). A browser loads an image as soon as it renders, so an image from
+another server in text the model copied from a page or a file could carry data out through its
+URL. Such an image is not loaded by default: a link naming its host takes its place ("image
+from example.com, not loaded"); :func:`allow_remote_images` (``%config
+ClaudeMagics.remote_images``) allows them all or some hosts. Relative images (the page's own
+server) load, and so do ``data:`` images of a raster type (PNG, JPEG, GIF, WebP) up to
+:data:`DATA_IMAGE_LIMIT`.
 """
 
 from __future__ import annotations
 
 import html
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import Any
+from urllib.parse import urlsplit
 
 _SAFE_SCHEMES = ("http:", "https:", "mailto:")
 _SCHEME = re.compile(r"^\s*([a-zA-Z][a-zA-Z0-9+.\-]*):")
@@ -76,11 +87,23 @@ def _comrak() -> Callable[..., str] | None:
 @lru_cache(maxsize=1)
 def _python() -> Any:
     from markdown_it import MarkdownIt
+    from markdown_it.common.utils import escapeHtml
 
-    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    # html=True so that raw HTML is parsed as comrak parses it (a raw HTML block takes the
+    # lines up to the next blank line, Markdown in them included); both render rules below
+    # write it out as text, as comrak's ``escape`` does, so the two engines show the same
+    # (tests/test_render_engines.py compares them). With html=False the lines of a block were
+    # a paragraph whose Markdown was formatted.
+    md = MarkdownIt("commonmark", {"html": True, "linkify": False, "typographer": False})
     md.enable("table")
     md.enable("strikethrough")
     md.validateLink = lambda url: True  # type: ignore[method-assign]  # _safe_links decides
+
+    def as_text(_self: Any, tokens: Any, idx: int, _options: Any, _env: Any) -> str:
+        return str(escapeHtml(tokens[idx].content))
+
+    md.add_render_rule("html_block", as_text)
+    md.add_render_rule("html_inline", as_text)
     return md
 
 
@@ -128,11 +151,85 @@ def _target_ok(url: str) -> bool:
 
 
 def _safe_links(out: str) -> str:
-    """A link whose target is refused becomes its text; such an image, its alt text."""
+    """A link whose target is refused becomes its text; an image, see :func:`_image`."""
     if "<a " not in out and "<img " not in out:
         return out
-    out = _IMG.sub(lambda m: m.group(0) if _target_ok(m.group(1)) else m.group(2), out)
+    if "<img " in out:
+        out = _images(out)
     return _A.sub(lambda m: m.group(0) if _target_ok(m.group(1)) else m.group(2), out)
+
+
+# -- images ----------------------------------------------------------------------------------
+
+_remote_images: bool | frozenset[str] = False
+
+
+def allow_remote_images(value: bool | Iterable[str]) -> None:
+    """Which remote images load: none (False, the default), all (True), or those of the hosts
+    named. Set by ``%config ClaudeMagics.remote_images`` (the ipython layer), read by every
+    render after it."""
+    global _remote_images
+    _remote_images = value if isinstance(value, bool) else frozenset(
+        h.strip().lower() for h in value if h.strip())
+
+
+def remote_images() -> bool | frozenset[str]:
+    """The setting :func:`allow_remote_images` made."""
+    return _remote_images
+
+
+DATA_IMAGE_LIMIT = 1_000_000
+"""A ``data:`` image's URL longer than this (about 730 KB of image) shows as its alt text: a
+page's Markdown output carrying megabytes stays slow in every frontend that opens it."""
+_DATA_IMAGE = re.compile(r"data:image/(?:png|jpeg|jpg|gif|webp);base64,[A-Za-z0-9+/=]*", re.I)
+_IMG_OR_LINK = re.compile(_IMG.pattern + r'|<a [^>]*>|</a>')
+
+
+def _images(out: str) -> str:
+    """Every ``<img>`` of ``out`` through :func:`_image`, knowing whether it is inside a link
+    (a placeholder there must not be a link of its own)."""
+    depth = 0
+
+    def one(m: re.Match[str]) -> str:
+        nonlocal depth
+        tag = m.group(0)
+        if tag.startswith("<a "):
+            depth += 1
+        elif tag == "</a>":
+            depth = max(0, depth - 1)
+        else:
+            return _image(tag, m.group(1), m.group(2), depth > 0)
+        return tag
+
+    return _IMG_OR_LINK.sub(one, out)
+
+
+def _image(tag: str, src: str, alt: str, in_link: bool) -> str:
+    """An image: kept if it loads from the page's own server (a relative path), is a
+    ``data:`` image of a raster type and sane size, or is remote from an allowed host. A
+    remote image is otherwise not loaded (text the model copied from a page or a file could
+    send data out through its URL as soon as it renders): a link naming its host takes its
+    place. A refused target (``javascript:``...) leaves the alt text."""
+    url = re.sub(r"[\x00-\x20\x7f]+", "", html.unescape(src))
+    if url.lower().startswith("data:"):
+        if _DATA_IMAGE.fullmatch(url) and len(url) <= DATA_IMAGE_LIMIT:
+            return tag
+        return alt
+    if not _target_ok(src):
+        return alt
+    slashed = url.replace("\\", "/")  # browsers read "\\host" as "//host"
+    if _SCHEME.match(slashed) is None and not slashed.startswith("//"):
+        return tag  # relative: from the page's own server
+    try:
+        host = urlsplit(slashed).hostname or ""
+    except ValueError:
+        host = ""
+    allowed = _remote_images
+    if allowed is True or (host and not isinstance(allowed, bool) and host in allowed):
+        return tag
+    label = f"image from {html.escape(host) or 'an unknown host'}, not loaded"
+    label = f"{alt} ({label})" if alt else label
+    return label if in_link else f'<a href="{src}">{label}</a>'
 
 
 _HEADING = re.compile(r"<h([1-6])>")
@@ -176,7 +273,8 @@ def block_lines(text: str, name: str | None = None) -> list[int]:
         py = _python()
         tokens: list[Any] = []
         py.block.parse(text, py, {}, tokens)
-        return [t.map[0] for t in tokens if t.level == 0 and t.map]
+        # no cut before a raw HTML block, as with comrak (it gives such a block no position)
+        return [t.map[0] for t in tokens if t.level == 0 and t.map and t.type != "html_block"]
     if fast is None:
         raise ImportError("comrak is not installed")
     return [line for line, _at in _top_level(fast(text, True))]

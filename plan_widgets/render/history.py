@@ -1,7 +1,8 @@
 """A session's history in words: one line per event, the turns, how each decision ended.
 
-Plain text only (escape it before it goes into HTML); the history commands and the resumed
-session's history view read it.
+Plain text (escape it before it goes into HTML), which the history commands read, and the
+resumed session's history view (:func:`history_html`): static HTML, not widgets, because
+nothing in it can be answered and a widget would stay live in the notebook for nothing.
 """
 
 from __future__ import annotations
@@ -10,8 +11,9 @@ import time
 from typing import Any
 
 from ..model import Cost
-from .markdown import summarize
+from .markdown import WRAP_STYLE, escape, html_block, render_html, summarize
 from .outcomes import decision_status
+from .table import table_html
 
 
 def when(ts: float | None, fmt: str = "%Y-%m-%d %H:%M") -> str:
@@ -65,6 +67,15 @@ def event_summary(e: Any, limit: int = 140) -> str:
     elif t == "files:rewound":
         text = (f"files put back as before turn {e.turn} by {e.by}: {len(e.files)} file(s)"
                 + (": " + ", ".join(e.files) if e.files else ""))
+    elif t == "agent:started":
+        text = (f"agent {e.agent_id} started{' in the background' if e.background else ''}: "
+                f"{e.description}")
+    elif t == "agent:progress":
+        text = f"agent {e.agent_id}: {e.activity or e.last_tool or ''} ({e.tokens:,} tokens)"
+    elif t == "agent:ended":
+        text = f"agent {e.agent_id} {e.status}" + (f": {e.summary}" if e.summary else "")
+    elif t == "turn:thinking":
+        text = f"turn {e.turn} thinking: {e.text}"
     elif t == "error":
         text = f"{e.kind}: {e.message}"
     else:
@@ -108,3 +119,46 @@ def history_lines(events: list[Any], st: Any) -> list[str]:
         out.append(f"{d.kind} {d.id} (turn {d.turn}): {decision_status(d)}"
                    + (f" - {summarize(what, 80)}" if what else ""))
     return out
+
+
+_COLOR = {"approved": "#047857", "expired": "#b91c1c"}
+_GREY = "#6b7280"
+
+
+def history_html(events: list[Any], st: Any) -> str:
+    """The resumed session's history as one safe HTML block (``text/markdown``): the turns as
+    a table, then one box per decision with how it ended (``st`` is the folded state). Plans
+    render through the safe Markdown path, everything else is escaped text."""
+    parts: list[str] = []
+    rows = turn_rows(events)
+    if rows:
+        parts.append(table_html(TURN_HEAD, rows, cls="pw-history"))
+    parts.extend(_decision_html(d) for d in st.decisions.values())
+    if not parts:
+        parts.append("<i>No turns yet.</i>")
+    return html_block("\n".join([f'<div style="{WRAP_STYLE}">', *parts, "</div>"]),
+                      "pw-history")
+
+
+def _decision_html(d: Any) -> str:
+    """One past decision: what was asked, and how it ended."""
+    color = _COLOR.get(d.status, _GREY)
+    title = {"plan": "Plan", "question": "Questions", "tool": f"Tool {d.tool or ''}"}[d.kind]
+    status = (f'<span class="pw-history-status" style="color:{color}"><b>{escape(title)} '
+              f"{escape(d.id)}</b> (turn {d.turn}, asked {escape(when(d.ts_asked, '%H:%M:%S'))})"
+              f": <b>{escape(decision_status(d))}</b></span>")
+    return (f'<div class="pw-history-decision" style="border:1px dashed {color};'
+            f'padding:4px 8px;margin:4px 0">\n{status}\n{_asked(d)}\n</div>')
+
+
+def _asked(d: Any) -> str:
+    if d.kind == "plan":
+        return render_html(d.plan or "")
+    if d.kind == "question":
+        text = "; ".join(str(q.get("question", "")) for q in d.questions)
+        if d.answers:
+            text += " → " + "; ".join(f"{k} = {v}" for k, v in d.answers.items())
+        if d.notes:
+            text += " (notes: " + "; ".join(f"{k}: {v}" for k, v in d.notes.items()) + ")"
+        return f"<div>{escape(summarize(text, 300))}</div>"
+    return f"<div><code>{escape(summarize(dict(d.input or {}), 300))}</code></div>"

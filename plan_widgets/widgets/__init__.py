@@ -1,9 +1,8 @@
-"""Widgets: the control bar, the decision cards, one turn's streaming view, and a session's
-read-only history."""
+"""Widgets: the control bar, the decision cards, one turn's streaming view (a resumed
+session's read-only history is static HTML: :func:`plan_widgets.render.history.history_html`)."""
 
 from .cards import Card, PlanCard, QuestionCard, ToolCard, card_for, card_html, show_card
 from .control import ControlBar
-from .history import history_widget
 from .markdown import StreamingMarkdown, markdown_output
 from .turn import WidgetTurnView
 
@@ -17,7 +16,6 @@ __all__ = [
     "WidgetTurnView",
     "card_for",
     "card_html",
-    "history_widget",
     "markdown_output",
     "show_card",
 ]

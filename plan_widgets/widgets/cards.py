@@ -35,6 +35,8 @@ from .static import (
     _tool_head,
     _tool_preview,
     _wrapping,
+    asker,
+    asker_html,
     card_html,
     decision_markdown,
     status_html,
@@ -52,6 +54,9 @@ class Card(w.Box):
         self.status = w.HTML(**look("full", "html"), _dom_classes=("pw-card-status",))
         self._handle: Any = None  # a display of its own (show_card), else part of a turn's
         self._closed = False
+        if asker(decision):  # a subagent asks: the card names it first
+            controls = [w.HTML(html_block(asker_html(decision), "pw-html"),
+                               **look("full", "html")), *controls]
         super().__init__(
             [*controls, self.status], layout=shared(f"card-{decision.kind}"),
             _dom_classes=("pw-card", f"pw-card-{decision.kind}"),

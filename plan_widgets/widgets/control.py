@@ -15,6 +15,7 @@ from ..agent.checklist import progress
 from ..agent.mode_names import mode_title, mode_tooltip
 from ..agent.tasks import spawn
 from ..render.markdown import escape, html_block
+from .agents import bar_agents
 from .rewind import bar_rewind
 from .shared import close_tree, look, shared, warm, widget_bundle
 
@@ -86,6 +87,7 @@ class ControlBar(w.HBox):
         self._last: tuple[Any, ...] = ()
         self._handle: Any = None  # the display in the newest cell that shows the bar
         self._ran_under: tuple[str | None, str | None] | None = None
+        self._said: tuple[str | None, str | None] = (None, None)  # what its fallback says
         self.closed = False
         self.toggle.observe(self._on_toggle, "value")
         self.interrupt_button.on_click(self._on_interrupt)
@@ -104,6 +106,7 @@ class ControlBar(w.HBox):
             self._static(self._handle, self._ran_under)
         ControlBar._current[self.session.name] = self
         self._ran_under = None
+        self._said = (self.session.state.mode, self.session.state.model)
         self._handle = display(self.mimebundle(), raw=True, display_id=True)
         return self._handle
 
@@ -135,26 +138,28 @@ class ControlBar(w.HBox):
         st = self.session.state
         mode, model = ran_under or (st.mode, st.model)
         return html_block(
-            f'<small class="pw-control-line">{escape(self.session.name)}: mode '
-            f"<b>{escape(mode or '?')}</b> model <b>{escape(model or '?')}</b></small>",
+            f'<small class="pw-control-line">session {escape(self.session.name)} · mode '
+            f"<b>{escape(mode or '?')}</b> · model <b>{escape(model or '?')}</b></small>",
             "pw-html")
 
-    def _static(self, handle: Any, ran_under: tuple[str | None, str | None] | None) -> None:
+    def plain_line(self, ran_under: tuple[str | None, str | None] | None = None) -> str:
+        """The static line as plain text ("session default · mode plan · model …": the name
+        said as the session's, so "default" does not read as a mode)."""
         st = self.session.state
         mode, model = ran_under or (st.mode, st.model)
+        return f"session {self.session.name} · mode {mode or '?'} · model {model or '?'}"
+
+    def _static(self, handle: Any, ran_under: tuple[str | None, str | None] | None) -> None:
         try:
             handle.update({"text/markdown": self.static_line(ran_under),
-                           "text/plain": f"{self.session.name}: mode {mode or '?'} · model "
-                                         f"{model or '?'}"}, raw=True)
+                           "text/plain": self.plain_line(ran_under)}, raw=True)
         except Exception:  # a closed frontend channel must not break the session
             pass
 
     def mimebundle(self) -> dict[str, Any]:
         """The live bar, with the static line for frontends without widgets."""
-        st = self.session.state
-        return widget_bundle(
-            self, text_markdown=self.static_line(),
-            text_plain=f"{self.session.name}: mode {st.mode or '?'} · model {st.model or '?'}")
+        return widget_bundle(self, text_markdown=self.static_line(),
+                             text_plain=self.plain_line())
 
     # -- user actions ----------------------------------------------------------------------
     def _on_toggle(self, change: dict[str, Any]) -> None:
@@ -173,6 +178,7 @@ class ControlBar(w.HBox):
         """Render from the session's folded state (effective values, pending requests)."""
         if self.closed:
             return
+        bar_agents(self)  # "agents N" and their list, once the session had one (agents.py)
         s = self.session
         st = s.state
         status = s.status
@@ -214,3 +220,17 @@ class ControlBar(w.HBox):
             self._syncing = False
         self.interrupt_button.disabled = status not in ("working", "waiting")
         self.toggle.disabled = status in ("dead", "closed")
+        self._said_again(st)
+
+    def _said_again(self, st: Any) -> None:
+        """Keep the newest cell's static line (the fallback a saved notebook shows without
+        widget state) saying what the markers say: it was written when the cell showed the
+        bar, before the CLI had reported any mode or model (issue 26)."""
+        said = (st.mode, st.model)
+        if self._handle is None or st.mode is None or said == self._said:
+            return
+        self._said = said
+        try:
+            self._handle.update(self.mimebundle(), raw=True)
+        except Exception:  # a closed frontend channel must not break the session
+            pass

@@ -19,7 +19,7 @@ import ipywidgets as w
 from ..agent.gate import is_plan_file
 from ..agent.rewind import NOT_TRACKED, RewindPlan
 from ..agent.tasks import spawn
-from ..render.markdown import escape, html_block, summarize
+from ..render.markdown import CARD_TITLE_STYLE, SMALL_STYLE, escape, html_block, summarize
 from .shared import close_tree, look, shared
 
 _MAX_FILES = 40
@@ -27,6 +27,27 @@ _MAX_FILES = 40
 
 def _short(path: str, cwd: str | None) -> str:
     return path[len(cwd) + 1:] if cwd and path.startswith(cwd.rstrip("/") + "/") else path
+
+
+def _path_html(path: str) -> str:
+    """A path as escaped HTML that a narrow card breaks after a "/" (a ``<wbr>`` after each),
+    never inside a name (issue 26: at 900 px, JupyterLab's file browser open, the card is some
+    470 px wide and the plan file's name broke after one of its hyphens)."""
+    # each name one inline block: moved to the next line whole, and broken only if it alone
+    # is wider than the card
+    return "/<wbr>".join(f'<span style="{_NAME_STYLE}">{escape(part)}</span>'
+                         for part in path.split("/"))
+
+
+_NAME_STYLE = "display:inline-block;max-width:100%;overflow-wrap:anywhere"
+
+
+def _home_short(path: str, env: Any = None) -> str:
+    """``path`` with the CLI's home folder written ``~`` (the plan files live under it)."""
+    import os
+
+    home = ((env or {}).get("HOME") or os.path.expanduser("~")).rstrip("/")
+    return "~" + path[len(home):] if home and path.startswith(home + "/") else path
 
 
 def files_changed_html(turn: int, files: list[str], cwd: str | None) -> tuple[str, str]:
@@ -43,14 +64,18 @@ def files_changed_html(turn: int, files: list[str], cwd: str | None) -> tuple[st
 
 
 def _files_html(plan: RewindPlan, cwd: str | None, env: Any = None) -> str:
-    shown = [f"<li><code>{escape(_short(f, cwd))}</code>"
-             f"{' (the plan file)' if is_plan_file(f, env) else ''}</li>"
-             for f in plan.files[:_MAX_FILES]]
+    shown = []
+    for f in plan.files[:_MAX_FILES]:
+        plan_file = is_plan_file(f, env)
+        name = _home_short(f, env) if plan_file else _short(f, cwd)
+        shown.append(f'<li><code title="{escape(f)}">{_path_html(name)}</code>'
+                     f"{' (the plan file)' if plan_file else ''}</li>")
     if len(plan.files) > _MAX_FILES:
         shown.append(f"<li>… and {len(plan.files) - _MAX_FILES} more</li>")
     how = ("as the CLI's dry run lists them" if plan.exact
            else "the files the Write/Edit calls of these turns touched")
-    return f"<ul>{''.join(shown)}</ul><small>({escape(how)})</small>"
+    return (f'<ul style="margin:0.2em 0;padding-left:1.4em;line-height:1.45">{"".join(shown)}'
+            f'</ul><div style="{SMALL_STYLE}">({escape(how)})</div>')
 
 
 class RewindPanel:
@@ -70,19 +95,29 @@ class RewindPanel:
             tooltip=f"Put back {what} as before turn {turn} (lists them first)")
         self.button.on_click(lambda _b: self.ask())
         self.list: w.HTML | None = None
+        self.card: w.Box | None = None  # the list and the buttons, framed like a card
         self.confirm_button: w.Button | None = None
         self.cancel_button: w.Button | None = None
 
     def _say(self, html: str, *buttons: w.Widget) -> None:
         if self.list is None:
             self.list = w.HTML(**look("full", "html"), _dom_classes=("pw-rewind",))
+            self.card = w.Box(layout=shared("card-rewind"),
+                              _dom_classes=("pw-card", "pw-card-rewind"))
+        assert self.card is not None
         self.list.value = html_block(html, "pw-html")
-        self._place([self.list, *buttons])
+        self.card.children = (self.list, *buttons)
+        self._place([self.card])
+
+    def clear(self) -> None:
+        """Take the list or the last message away (the button stays): a new turn, or Cancel."""
+        if self.list is not None:
+            self._place([])
 
     def ask(self) -> None:
         """List the files that would change (nothing changes yet), then offer to confirm."""
         self.button.disabled = True
-        self._say("<small>Looking up the files…</small>")
+        self._say(f'<div style="{SMALL_STYLE}">Looking up the files…</div>')
         spawn(self._preview())
 
     async def _preview(self) -> None:
@@ -93,8 +128,8 @@ class RewindPanel:
             return
         if not plan.files:
             self.button.disabled = False
-            self._say(f"<small>Nothing to rewind: the files are as they were before turn "
-                      f"{self.turn}.</small>")
+            self._say(f'<div style="{SMALL_STYLE}">Nothing to rewind: the files are as they '
+                      f"were before turn {self.turn}.</div>")
             return
         later = (f" This also undoes the Write/Edit changes of the turns after {self.turn}."
                  if self.turn < getattr(self.session.state, "turns", self.turn) else "")
@@ -107,14 +142,18 @@ class RewindPanel:
         self.confirm_button.disabled = False
         assert self.cancel_button is not None
         self.cancel_button.disabled = False
-        self._say(f"<div><b>Rewind {escape(plan.summary)} to before turn {self.turn}?</b>"
+        # (its own line height: a widget's HTML keeps the 28 px of a widget's line)
+        self._say(f'<div class="pw-card-title" style="{CARD_TITLE_STYLE};line-height:1.3">Rewind '
+                  f"{escape(plan.summary)} to before turn {self.turn}?</div>"
                   f"{_files_html(plan, self.session.options.cwd, self.session.cli_env)}"
-                  f"<div><small>{escape(NOT_TRACKED + later)}</small></div></div>",
+                  f'<div style="{SMALL_STYLE}">{escape(NOT_TRACKED + later)}</div>',
                   self.confirm_button, self.cancel_button)
 
     def cancel(self) -> None:
+        """Nothing changes: the list goes, the button stays (a "Not rewound." left in the bar
+        stayed there into later turns; issue 26)."""
         self.button.disabled = False
-        self._say("<small>Not rewound.</small>")
+        self.clear()
 
     def confirm(self) -> None:
         if self.confirm_button is not None and self.cancel_button is not None:
@@ -138,22 +177,39 @@ class RewindPanel:
 
     def widgets(self) -> list[w.Widget]:
         """Every widget made so far (to close them)."""
-        return [x for x in (self.button, self.list, self.confirm_button, self.cancel_button)
-                if x is not None]
+        return [x for x in (self.button, self.list, self.card, self.confirm_button,
+                            self.cancel_button) if x is not None]
+
+    def disable(self) -> None:
+        """The session has ended: nothing here can act any more."""
+        for b in (self.button, self.confirm_button, self.cancel_button):
+            if b is not None:
+                b.disabled = True
 
 
 def bar_rewind(bar: Any) -> None:
-    """Keep the control bar's Rewind files on the session's latest turn that changed files
-    (one button in the bar; its list and confirmation join the bar while asked)."""
+    """Keep the control bar's Rewind files on the session's latest turn, if that turn changed
+    files (one button in the bar; its list and confirmation join the bar while asked). A later
+    turn that changed none takes the button away (``%claude rewind N`` still rewinds any
+    turn), and with it whatever the panel last said; a session that ended disables it."""
     s = bar.session
-    runner = getattr(s, "runner", None)
-    latest = getattr(runner, "files_turn", None)
+    latest = getattr(getattr(s, "runner", None), "files_turn", None)
+    if latest is not None and latest[0] != getattr(s.state, "turns", latest[0]):
+        latest = None  # a later turn (running or done) changed no files
     old: RewindPanel | None = getattr(bar, "rewind", None)
-    if latest is None or (old is not None and old.turn == latest[0]):
+    if getattr(s, "status", "") in ("dead", "closed"):
+        if old is not None:
+            old.disable()
+        return
+    if old is not None and latest is not None and old.turn == latest[0]:
         return
     base = [c for c in bar.children if old is None or c not in old.widgets()]
     if old is not None:
         close_tree(old.widgets())
+        bar.rewind = None
+    if latest is None:
+        bar.children = tuple(base)
+        return
     panel = RewindPanel(s, latest[0], lambda ws: _place(bar, panel, ws), files=len(latest[1]))
     bar.rewind = panel
     bar.children = (*base, panel.button)

@@ -50,6 +50,9 @@ _FACTORIES: dict[str, Callable[[], w.Widget]] = {
     "half": lambda: w.Layout(flex="1 1 240px"),
     "bar": lambda: w.Layout(align_items="center", flex_flow="row wrap"),
     **{f"card-{kind}": _card_layout(color) for kind, color in CARD_COLORS.items()},
+    # Rewind files' confirmation: a card of its own line in the control bar
+    "card-rewind": lambda: w.Layout(border="2px solid #b91c1c", flex="1 1 100%", min_width="0",
+                                    **_CARD_BOX),
     "button": w.ButtonStyle,
     "toggle": ToggleButtonStyle,
     "html": HTMLStyle,

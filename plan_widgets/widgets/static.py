@@ -13,6 +13,7 @@ from typing import Any
 
 from ..agent.decisions import Decision, PlanDecision, QuestionDecision, ToolDecision
 from ..agent.gate import EDIT_TOOLS
+from ..render.agents import asker
 from ..render.code import highlight_python
 from ..render.markdown import (
     CARD_TITLE_STYLE,
@@ -35,6 +36,14 @@ def _when(ts: float) -> str:
 
 def _title(text: str) -> str:
     return f'<div class="pw-card-title" style="{CARD_TITLE_STYLE}">{escape(text)}</div>'
+
+
+def asker_html(d: Decision) -> str:
+    """The card's first line naming the subagent that asks (safe HTML; empty for the main
+    agent)."""
+    who = asker(d)
+    return (f'<div class="pw-card-asker" style="{SMALL_STYLE};color:#6d28d9">↳ {escape(who)}'
+            "</div>") if who else ""
 
 
 def status_html(d: Decision) -> str:
@@ -126,7 +135,7 @@ def card_html(d: Decision) -> str:
         head = _tool_head(d)
     frame = f"border:2px solid {CARD_COLORS[d.kind]};padding:6px 10px;margin:6px 0;{WRAP_STYLE}"
     return html_block(
-        f'<div class="pw-card pw-card-{d.kind} pw-static" style="{frame}">{head}'
+        f'<div class="pw-card pw-card-{d.kind} pw-static" style="{frame}">{asker_html(d)}{head}'
         f'<div class="pw-card-status">{status_html(d)}</div></div>', "pw-html")
 
 
@@ -145,6 +154,9 @@ def decision_markdown(d: Decision) -> str:
     else:
         assert isinstance(d, ToolDecision)
         lines = [f"**Permission asked**: `{d.tool}` {summarize(d.input, 200)}"]
+    who = asker(d)
+    if who:
+        lines = [f"*{who}*", "", *lines]
     o = d.outcome
     if o is None:
         state = "superseded by a revised plan" if getattr(d, "superseded", False) else (

@@ -16,12 +16,16 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as w
 from IPython.display import display
 
+from ..agent.checklist import FOLDED_TOOLS
 from ..agent.decisions import Decision
+from ..render.agents import AGENT_TOOLS, error_state
 from ..render.code import highlight_python
 from ..render.markdown import WRAP_STYLE, escape, html_block, render_html, summarize
 from .cards import Card, card_for
 from .control import ControlBar
+from .follow import CellStack
 from .markdown import StreamingMarkdown, html_output, set_html
+from .nested import Nested
 from .shared import close_tree, look, shared, widget_bundle
 from .static import card_html, decision_markdown
 
@@ -41,7 +45,7 @@ def _tool_html(name: str, tool_input: dict[str, Any], result: Any = None,
     icon = _TOOL_ICON.get(name, "⚙")
     state = "" if done else " …"
     if done and is_error:
-        state = " ✗"
+        state = error_state(result)  # ✗ and the first line of why (a refusal is said)
     if isinstance(code, str):  # the kernel's code tools: the code itself, highlighted
         shown = highlight_python(code)
     else:
@@ -51,8 +55,8 @@ def _tool_html(name: str, tool_input: dict[str, Any], result: Any = None,
         shown = f"<pre>{escape(body)}</pre>"
     # a proposed cell stays open: its code is there to copy
     opened = " open" if isinstance(code, str) and name.endswith("__propose_cell") else ""
-    parts = [
-        f"<details class=\"pw-tool\"{opened}>",
+    parts = [  # long paths and commands wrap (in the summary too) inside a narrow cell
+        f"<details class=\"pw-tool\" style=\"{WRAP_STYLE}\"{opened}>",
         f"<summary><code>{escape(icon)} {escape(name)}</code> {escape(head)}{escape(state)}"
         "</summary>",
         shown,
@@ -108,6 +112,10 @@ class WidgetTurnView(w.VBox):
         self._turn_done = False
         self.static = False
         self._tasks: tuple[int, w.Output | None] | None = None  # the checklist's part
+        self.nested = Nested(self, _tool_html)  # Agent lines with their subagents (nested.py)
+        self._stack: Any = None  # the views shown below this one in its cell (follow.py)
+        self._waiting: w.HTML | None = None  # "Waiting for your decision", once the cell returned
+        self._returned = False
         super().__init__(layout=shared("layout"), _dom_classes=("pw-turn",))
 
     # -- optional hooks (the runner calls them if a view has them) ----------------------------
@@ -145,6 +153,35 @@ class WidgetTurnView(w.VBox):
         self._handle = display(self.mimebundle(), raw=True, display_id=True)
         return self._handle
 
+    # -- issue 21: subagents, thinking, and what follows between cells ------------------------
+    def subagent_text(self, parent_tool_use_id: str, text: str) -> None:
+        """A subagent's text block: under its Agent line, never in the reply."""
+        self.nested.text(parent_tool_use_id, text)
+
+    def subagent_tool_started(self, parent_tool_use_id: str, tool_use_id: str, name: str,
+                              tool_input: dict[str, Any]) -> None:
+        self.nested.tool_started(parent_tool_use_id, tool_use_id, name, tool_input)
+
+    def subagent_tool_finished(self, parent_tool_use_id: str, tool_use_id: str, content: Any,
+                               is_error: bool) -> None:
+        self.nested.tool_finished(parent_tool_use_id, tool_use_id, content, is_error)
+
+    def agent_updated(self, tool_use_id: str, record: Any) -> None:
+        """The subagent of the Agent line ``tool_use_id`` started, progressed or ended."""
+        self.nested.updated(tool_use_id, record)
+
+    def thinking(self, text: str) -> None:
+        """A whole thinking block: one folded line, apart from the answer."""
+        self.nested.thinking(text)
+
+    def follow(self, title: str) -> WidgetTurnView:
+        """A view shown below this one in the same cell display (a turn the CLI started by
+        itself, a card while no cell runs): see :mod:`.follow`."""
+        root = self._stack.root if self._stack is not None else self
+        view = WidgetTurnView(self.session, title, self.control)
+        CellStack.of(root).add(view, title)
+        return view
+
     # -- the TurnView protocol -----------------------------------------------------------------
     def text(self, delta: str) -> None:
         if self.static:  # a late part: the static view takes it in
@@ -165,7 +202,8 @@ class WidgetTurnView(w.VBox):
             self._stream = None
 
     def _add(self, widget: w.Widget) -> None:
-        self.children = (*self.children, widget)
+        last = () if self._waiting is None else (self._waiting,)  # the waiting line stays last
+        self.children = (*(c for c in self.children if c is not self._waiting), widget, *last)
 
     def _part(self, text: str, safe_html: str | None = None,
               widget: w.Widget | None = None) -> int:
@@ -182,17 +220,33 @@ class WidgetTurnView(w.VBox):
         return i
 
     def tool_started(self, tool_use_id: str, name: str, tool_input: dict[str, Any]) -> None:
+        if name in AGENT_TOOLS:  # its subagent's output goes under it (widgets/nested.py)
+            self.nested.started(tool_use_id, name, tool_input)
+            return
+        if name in FOLDED_TOOLS:  # the checklist shows it; a line only if it fails
+            self._tools[tool_use_id] = (None, -1, name, tool_input)
+            return
         html = _tool_html(name, tool_input)
         out = None if self.static else html_output(html, layout=shared("layout"))
         i = self._part(f"`{name}` {summarize(tool_input, 100)}", html_block(html, "pw-html"), out)
         self._tools[tool_use_id] = (out, i, name, tool_input)
 
     def tool_finished(self, tool_use_id: str, content: Any, is_error: bool) -> None:
+        if self.nested.finished(tool_use_id, content, is_error):
+            return
         entry = self._tools.get(tool_use_id)
         if entry is None:
             return
         out, i, name, tool_input = entry
         html = _tool_html(name, tool_input, content, is_error, done=True)
+        if i < 0:  # a task tool: one quiet line if it failed, none if it worked
+            if is_error:
+                self._part(f"`{name}` ✗ {summarize(_result_text(content), 100)}",
+                           html_block(html, "pw-html"),
+                           None if self.static else html_output(html, layout=shared("layout")))
+            return
+        if is_error:  # the text fallback says why too
+            self._transcript[i] += error_state(content)
         self._parts_html[i] = html_block(html, "pw-html")
         if self.static:
             self._update_static()
@@ -200,6 +254,8 @@ class WidgetTurnView(w.VBox):
             set_html(out, html)
 
     def decision(self, decision: Decision) -> None:
+        if self.nested.decision(decision):  # a subagent's card: under its Agent line
+            return
         card = None if self.static else card_for(decision)
         i = self._part(decision_markdown(decision), widget=card)
         self._decisions[i] = decision
@@ -208,12 +264,14 @@ class WidgetTurnView(w.VBox):
 
         def follow() -> None:  # the fallbacks say how it ended; a finished turn can go static
             self._transcript[i] = decision_markdown(decision)
+            self._say_waiting()
             if self.static:
                 self._update_static()
             elif self._turn_done and decision.done:
                 _soon(self._settle)
 
         decision.watch(follow)
+        self._say_waiting()  # a later card: the line names it
 
     def marker(self, text: str) -> None:
         html = html_block(f'<small style="color:#6b7280">— {escape(text)} —</small>', "pw-html")
@@ -233,6 +291,39 @@ class WidgetTurnView(w.VBox):
         if self._bar is not None:
             self.control.ran_under(self._bar)
 
+    def cell_returned(self) -> None:
+        """The cell returned while a decision of this turn waits: say so at the turn's end,
+        for as long as one waits (it was a printed line that outlived the decision, named the
+        first decision's kind and the timeout, not the expiry; issue 26)."""
+        self._returned = True
+        self._say_waiting()
+
+    def waiting_line(self) -> str:
+        """The waiting line (plain text), or "" when none of this turn's decisions waits."""
+        if not self._returned:
+            return ""
+        waiting = [d for d in self._decisions.values()
+                   if not d.done and not getattr(d, "superseded", False)]
+        if not waiting:
+            return ""
+        return (f"Waiting for your decision ({waiting[-1].kind}) on the card above; the turn "
+                "goes on after it.")
+
+    def _say_waiting(self) -> None:
+        line = self.waiting_line()
+        html = (html_block(f'<small style="color:#b45309">{escape(line)}</small>', "pw-html")
+                if line else "")
+        if self._waiting is not None and not line:
+            self.children = tuple(c for c in self.children if c is not self._waiting)
+            close_tree([self._waiting])
+            self._waiting = None
+        elif line and not self.static:
+            if self._waiting is None:
+                line_widget = _html_widget(html)
+                self._add(line_widget)
+                self._waiting = line_widget  # (from now on a new part goes above it)
+            self._waiting.value = html
+
     # -- becoming static -----------------------------------------------------------------------
     def turn_done(self) -> None:
         """The turn has ended (or never started): once no decision of it is open, show the
@@ -241,7 +332,8 @@ class WidgetTurnView(w.VBox):
         self._settle()
 
     def _settle(self) -> None:
-        if self.static or any(not d.done for d in self._decisions.values()):
+        if self.static or any(not d.done for d in self._decisions.values()) or \
+                self.nested.open():
             return
         self._close_stream()
         self.static = True
@@ -271,6 +363,8 @@ class WidgetTurnView(w.VBox):
                          else self._parts_html.get(i) or render_html(t))
         if self._stream is not None:
             parts.append(self._stream.html())
+        if self.waiting_line():
+            parts.append(html_block(f"<small>{escape(self.waiting_line())}</small>", "pw-html"))
         parts.append("</div>")
         return "\n".join(parts)
 
@@ -279,6 +373,8 @@ class WidgetTurnView(w.VBox):
         parts = [f"claude ({self.session.name}): {self.prompt.strip()[:200]}", *self._transcript]
         if self._stream is not None:
             parts.append(self._stream.text)
+        if self.waiting_line():
+            parts.append(self.waiting_line())
         text = "\n\n".join(parts)
         if len(text) > PLAIN_LIMIT:  # the Markdown fallback has it all; no second full copy
             text = (f"{text[:PLAIN_LIMIT]}\n… ({len(text) - PLAIN_LIMIT:,} more characters in "
@@ -292,6 +388,8 @@ class WidgetTurnView(w.VBox):
     def mimebundle(self) -> dict[str, Any]:
         """The display bundle: the widget view (until static), with Markdown and text
         fallbacks."""
+        if self._stack is not None:  # views follow it in its cell: their display
+            return self._stack.bundle()
         if self.static:
             return self.static_bundle()
         return {**widget_bundle(self), **self.static_bundle()}

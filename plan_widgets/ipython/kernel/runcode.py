@@ -6,12 +6,20 @@ last expression's value and any traceback come back to the model, each bounded. 
 stop button interrupts it: ipykernel ignores SIGINT between cells, and while an async cell
 waits its handler only schedules that cell's cancellation, so for the run the default handler
 is installed and the stop button raises KeyboardInterrupt inside the code.
+
+A top-level ``await`` is allowed, as in a cell: the code is compiled as IPython compiles a cell
+(``PyCF_ALLOW_TOP_LEVEL_AWAIT``) and, when that makes a coroutine, awaited as a task on the
+kernel's own loop, which goes on serving the kernel meanwhile; the stop button then cancels
+it (tests/test_e2e_kernel_tools.py). Before, such code was refused with "SyntaxError: 'await'
+outside function".
 """
 
 from __future__ import annotations
 
 import ast
+import asyncio
 import contextlib
+import inspect
 import io
 import itertools
 import linecache
@@ -20,6 +28,7 @@ import threading
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import CodeType
 from typing import Any
 
 from .inspection import clip, finish, type_name
@@ -97,49 +106,93 @@ class _Run:
 _runs = itertools.count(1)
 
 
-def _sigint_for_run() -> Any:
-    """Install the default SIGINT handler for the run; returns the one it replaced."""
+def _sigint(handler: Any) -> Any:
+    """Install ``handler`` for SIGINT (on the main thread only); returns the one it replaced."""
     if threading.current_thread() is not threading.main_thread():
         return None
-    return signal.signal(signal.SIGINT, signal.default_int_handler)
+    return signal.signal(signal.SIGINT, handler)
 
 
-def _execute(run: _Run, tree: ast.Module, last: ast.Expr | None, filename: str,
-             ns: dict[str, Any], capture_display: Any) -> None:
+def _compile(tree: ast.Module, last: ast.Expr | None,
+             filename: str) -> tuple[CodeType, CodeType | None]:
+    """The body and the last expression, compiled as IPython compiles a cell: a top-level
+    ``await`` (``async for``, ``async with``) makes a coroutine's code instead of a
+    SyntaxError (``PyCF_ALLOW_TOP_LEVEL_AWAIT``, what ``run_cell_async`` uses)."""
+    flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+    body = compile(tree, filename, "exec", flags=flags, dont_inherit=True)
+    value = None if last is None else compile(ast.Expression(last.value), filename, "eval",
+                                              flags=flags, dont_inherit=True)
+    return body, value
+
+
+async def _run(run: _Run, code: CodeType, ns: dict[str, Any]) -> Any:
+    """Run ``code`` (its value, for an expression). Code with a top-level ``await`` runs as a
+    task on the kernel's own loop, awaited here: the loop goes on serving the kernel meanwhile
+    (never a nested loop), and the stop button cancels the task, as it cancels a waiting cell
+    (at its next ``await``: KeyboardInterrupt raised into a running loop would end the loop)."""
+    if not code.co_flags & inspect.CO_COROUTINE:
+        return eval(code, ns)  # noqa: S307 - the user approved it (exec code: None)
+    loop = asyncio.get_running_loop()
+    task = loop.create_task(eval(code, ns))  # noqa: S307
+
+    def stop(_signum: int, _frame: Any) -> None:
+        run.stopped = True
+        loop.call_soon_threadsafe(task.cancel)
+
+    previous = _sigint(stop)
+    try:
+        return await task
+    except asyncio.CancelledError:
+        if not run.stopped:
+            raise  # the turn itself was cancelled
+        raise KeyboardInterrupt from None
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+
+
+async def _execute(run: _Run, body: CodeType, value: CodeType | None, ns: dict[str, Any],
+                   capture_display: Any) -> None:
     try:
         with contextlib.ExitStack() as stack:
             stack.enter_context(contextlib.redirect_stdout(run.out))
             stack.enter_context(contextlib.redirect_stderr(run.err))
             if capture_display is not None:
                 run.displays = stack.enter_context(capture_display())
-            exec(compile(tree, filename, "exec"), ns)  # noqa: S102 - the user approved it
-            if last is not None:
-                run.result = eval(compile(ast.Expression(last.value), filename, "eval"), ns)
+            await _run(run, body, ns)
+            if value is not None:
+                run.result = await _run(run, value, ns)
     except KeyboardInterrupt:
         run.stopped = True
+    except asyncio.CancelledError:
+        raise
     except BaseException as e:  # noqa: BLE001 - SystemExit too: the kernel must go on
         tb = e.__traceback__.tb_next if e.__traceback__ is not None else None
+        while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
+            tb = tb.tb_next  # the code's own frames only
         run.failure = "".join(traceback.format_exception(type(e), e, tb))
 
 
-def run_code(ns: dict[str, Any], code: str, *, capture_display: Any = None,
-             interrupted: Callable[[Any], None] | None = None) -> str:
-    """Run ``code`` in ``ns`` as a cell would (a last expression's value is the result); the
-    report of what it printed, displayed, returned or raised, bounded. ``interrupted`` is
-    called with the SIGINT handler the run replaced when the stop button stopped it."""
+async def run_code(ns: dict[str, Any], code: str, *, capture_display: Any = None,
+                   interrupted: Callable[[Any], None] | None = None) -> str:
+    """Run ``code`` in ``ns`` as a cell would (a last expression's value is the result, a
+    top-level ``await`` is awaited); the report of what it printed, displayed, returned or
+    raised, bounded. ``interrupted`` is called with the SIGINT handler the run replaced when
+    the stop button stopped it."""
     filename = f"<claude-run-{next(_runs)}>"
     try:
         tree = ast.parse(code, filename, "exec")
+        last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+        assert last is None or isinstance(last, ast.Expr)
+        body, value = _compile(tree, last, filename)
     except SyntaxError as e:
         return finish("SyntaxError: " + "".join(traceback.format_exception_only(e)).strip()
                       + "\nNothing ran.")
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
-    last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
-    assert last is None or isinstance(last, ast.Expr)
     run = _Run()
-    previous = _sigint_for_run()
+    previous = _sigint(signal.default_int_handler)
     try:
-        _execute(run, tree, last, filename, ns, capture_display)
+        await _execute(run, body, value, ns, capture_display)
     except KeyboardInterrupt:  # the stop button, just outside the code
         run.stopped = True
     finally:

@@ -223,7 +223,7 @@ class KernelTools:
         code = str(args.get("code", ""))
         if not code.strip():
             raise ToolFailure("the code is empty")
-        return run_code(_shell().user_ns, code, capture_display=_capture,
+        return await run_code(_shell().user_ns, code, capture_display=_capture,
                         interrupted=self._interrupted)
 
     def _interrupted(self, previous: Any) -> None:

@@ -1,0 +1,121 @@
+"""What happens between cells, shown below the newest ``%%claude`` cell's turn.
+
+MEASURED (FIELD-NOTES, CLI 2.1.332): when a background agent ends while no cell runs, the
+CLI starts a turn by itself, and a background agent may ask for a permission after its cell
+returned. Neither has a cell of its own. Output displayed while no cell executes goes to
+whichever request the kernel handled last (any cell, or none), but a display's contents can
+be replaced at any time by its id (``update_display_data``), also in a finished cell. So
+such a turn is shown in the display of the session's newest ``%%claude`` cell, below that
+cell's turn: a :class:`CellStack` makes that one display show the turn and every view that
+follows it.
+
+While one of them is live, the display is one container widget holding the live views, and
+an ``Output`` with the static rendering for each view that is static already. Once all are
+static the display becomes their static Markdown, one after the other, and the container and
+its ``Output``s close: nothing is left that needs a widget manager (a saved notebook shows it
+all), and no widget model is left open.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import ipywidgets as w
+
+from ..render.markdown import escape, html_block
+from .shared import close_tree, look, shared, widget_bundle
+
+
+class WidgetTurnView(Protocol):
+    """What a stack needs of a turn view (:class:`.turn.WidgetTurnView`; a protocol, so this
+    module does not import the view that imports it)."""
+
+    _handle: Any
+    _stack: Any
+    children: Any
+    static: bool
+
+    def static_bundle(self) -> dict[str, Any]: ...
+    def fallback_markdown(self) -> str: ...
+    def fallback_text(self) -> str: ...
+
+
+class _Member:
+    """A view's display handle inside a stack: any update re-renders the cell's display."""
+
+    def __init__(self, stack: CellStack) -> None:
+        self.stack = stack
+
+    def update(self, bundle: dict[str, Any], raw: bool = False) -> None:
+        self.stack.render()
+
+
+class CellStack:
+    """A cell's turn view and the views that follow it, in the cell's one display."""
+
+    def __init__(self, root: WidgetTurnView) -> None:
+        self.root = root
+        self.handle = root._handle  # the cell's display
+        self.members: list[WidgetTurnView] = [root]
+        self.box: w.VBox | None = None
+        self._copies: dict[int, w.Output] = {}  # a static member's rendering, while live
+        root._stack = self
+        if self.handle is not None:
+            root._handle = _Member(self)
+
+    @classmethod
+    def of(cls, root: WidgetTurnView) -> CellStack:
+        """``root``'s stack (made on first use)."""
+        stack = root._stack
+        return stack if isinstance(stack, CellStack) else cls(root)
+
+    def add(self, view: WidgetTurnView, title: str) -> None:
+        """Show ``view`` below the others, headed by ``title`` while it is live (its static
+        rendering names it in its first line)."""
+        view._stack = self
+        if self.handle is not None:
+            view._handle = _Member(self)
+        head = ('<div class="pw-follow-title" style="color:#6b7280;font-size:0.9em;'
+                f'border-top:1px dashed #d1d5db;padding-top:2px">{escape(title)}</div>')
+        view.children = (w.HTML(html_block(head, "pw-html"), **look("layout", "html")),)
+        self.members.append(view)
+        self.render()
+
+    # -- the display -------------------------------------------------------------------------
+    def static_bundle(self) -> dict[str, Any]:
+        """Every member's static rendering, in order (also the live display's fallback)."""
+        return {"text/markdown": "\n".join(m.fallback_markdown() for m in self.members),
+                "text/plain": "\n\n".join(m.fallback_text() for m in self.members)}
+
+    def bundle(self) -> dict[str, Any]:
+        """The display bundle: the container while a member is live, else static Markdown."""
+        if all(m.static for m in self.members):
+            return self.static_bundle()
+        kids = [m if not m.static else self._copy(m) for m in self.members]
+        if self.box is None:
+            self.box = w.VBox(kids, layout=shared("layout"), _dom_classes=("pw-cell-stack",))
+        elif tuple(kids) != self.box.children:
+            self.box.children = tuple(kids)
+        return {**widget_bundle(self.box), **self.static_bundle()}
+
+    def render(self) -> None:
+        """Show the stack as it is now; once every member is static, close the container."""
+        bundle = self.bundle()
+        if self.handle is not None:
+            try:
+                self.handle.update(bundle, raw=True)
+            except Exception:  # a closed frontend channel must not break the turn
+                pass
+        if self.box is not None and all(m.static for m in self.members):
+            close_tree([self.box], keep=[m for m in self.members if not m.static])
+            self.box = None
+            self._copies.clear()
+
+    def _copy(self, view: WidgetTurnView) -> w.Output:
+        out = self._copies.get(id(view))
+        data = {"output_type": "display_data", "data": view.static_bundle(), "metadata": {}}
+        if out is None:
+            out = self._copies[id(view)] = w.Output(layout=shared("layout"), outputs=(data,))
+        elif out.outputs != (data,):
+            out.outputs = (data,)
+        return out
