@@ -23,7 +23,7 @@ from ..render.markdown import escape, html_block, inline_no_math
 from .markdown import html_output
 from .plan_comments import CommentBox
 from .plan_edit import PlanEditor
-from .plan_targets import target_picker
+from .plan_targets import into, target_picker
 from .shared import close_tree, look, shared, widget_bundle
 from .static import (
     QUESTION_TITLE,
@@ -144,8 +144,10 @@ class PlanCard(Card):
                                    rows=3, **look("full", "text"))
         self.target = target_picker(decision)  # where Approve leads (plan_targets)
         self.approve_button = w.Button(description="Approve", button_style="success",
-                                       icon="check", tooltip="Into the mode picked beside it",
+                                       icon="check", tooltip=into(self.target.value),
                                        **look("auto", "button"))
+        self.target.observe(lambda ch: setattr(self.approve_button, "tooltip", into(ch["new"])),
+                            "value")
         self.approve_edits_button: w.Button | None = None
         if decision.resting_mode != "acceptEdits":
             self.approve_edits_button = w.Button(

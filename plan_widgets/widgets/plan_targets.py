@@ -12,7 +12,7 @@ from __future__ import annotations
 import ipywidgets as w
 
 from ..agent.decisions import PlanDecision
-from ..agent.mode_names import approval_targets, mode_tooltip
+from ..agent.mode_names import approval_targets, mode_title, mode_tooltip
 from .shared import look
 
 
@@ -28,3 +28,8 @@ def target_picker(d: PlanDecision) -> w.Dropdown:
     picker.tooltip = mode_tooltip(value)
     picker.observe(lambda ch: setattr(picker, "tooltip", mode_tooltip(ch["new"])), "value")
     return picker
+
+
+def into(mode: str) -> str:
+    """The Approve button's tooltip: where it leads (the CLI's name, then the SDK's)."""
+    return f"Leave plan mode into {mode_title(mode)} ({mode})"
