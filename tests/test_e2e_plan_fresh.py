@@ -18,6 +18,14 @@ def _events(path: Path) -> list[dict[str, object]]:
     return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
 
 
+def _plain(k: Kernel) -> list[str]:
+    """The text/plain of every display and update: what a notebook saved without widgets
+    shows."""
+    with k._lock:
+        return [str(m["content"].get("data", {}).get("text/plain", "")) for m in k.messages
+                if m["header"]["msg_type"] in ("display_data", "update_display_data")]
+
+
 def _close(k: Kernel) -> None:
     k.execute("import plan_widgets.ipython.registry as _r\nawait _r.close_all(10)",
               allow_error=True)
@@ -47,6 +55,10 @@ def test_approve_start_fresh_runs_the_plan_in_a_new_conversation(workdir: Path) 
         # the card says how it was approved (its static copy, once the cell's turn ended)
         assert k.wait_until(lambda: "started fresh: the plan runs in a new conversation"
                             in json.dumps([m["content"] for m in list(k.messages)]), 20)
+        # the plan's turn shows below the newest cell, and goes static when it ends
+        assert k.wait_until(lambda: any(
+            "Start fresh: the approved plan" in t and "Done: `hello.py` written." in t
+            for t in _plain(k)), 20)
         # the session keeps its name and goes on under the new conversation's id
         new_id = k.eval("s.session_id").strip("'")
         assert new_id != old_id and k.eval("s.name") == "'default'"

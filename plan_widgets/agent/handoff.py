@@ -73,6 +73,9 @@ class Handoff:
         self.new_id: str | None = None
         self.clear_turn = session.ask(CLEAR, view=_ClearView(self))
         self.turn = session.ask(FRESH_PROMPT.format(plan=self.plan), view=view)
+        # its view belongs to no cell (below the newest): static once the turn ends, as every
+        # view between cells (a cell's own turn goes static through its cell)
+        self.turn.add_done_callback(lambda t: getattr(t.view, "turn_done", lambda: None)())
         spawn(self._leave_plan(), name="claude:handoff-mode")
 
     async def _leave_plan(self) -> None:

@@ -164,6 +164,8 @@ def decision_markdown(d: Decision) -> str:
     else:
         text, extra = outcome_parts(o)
         state = text + (f" ({'; '.join(extra)})" if extra else "") + f" at {_when(o.at)}"
+        if getattr(d, "fresh", False):  # issue 22: agent/handoff
+            state += "; started fresh: the plan runs in a new conversation"
     return "\n".join([*lines, "", f"*{state}*"])
 
 
