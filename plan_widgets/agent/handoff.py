@@ -130,6 +130,9 @@ def start_fresh(session: Session, decision: PlanDecision) -> Handoff | None:
     """The user approved ``decision`` to start fresh: queue ``/clear`` and the plan."""
     if session.dead or session.closed:
         return None
+    # said in the planning turn, before its end (the CLI ends it as interrupted)
+    session.marker("Approved to start fresh: this conversation stops here; the plan runs in a "
+                   "new one, below the newest cell")
     view = session.between_cells_view(FRESH_TITLE)
     decision.handoff = h = Handoff(session, decision, view)
     return h
