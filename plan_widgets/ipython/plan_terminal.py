@@ -16,9 +16,8 @@ from . import prompts
 
 PLAN_CHOICES = (
     *prompts.PLAN_CHOICES[:2],
-    prompts.Choice("f", "approve and start fresh (the plan in a new conversation)",
-                   ("fresh", "start fresh")),
-    prompts.Choice("c", "comment on a line of the plan", ("comment",)),
+    prompts.Choice("f", "approve and start fresh", ("fresh", "start fresh")),
+    prompts.Choice("c", "comment on a line", ("comment",)),
     prompts.PLAN_CHOICES[2],
 )
 PLAN_PROMPT = ("[a]pprove / approve + auto-[e]dits / approve, start [f]resh / [c]omment on a "
