@@ -59,9 +59,18 @@ def test_comments_from_the_card_and_python_reach_the_model_and_the_changes_view(
         k.click(k.wait_widget("ButtonModel", description="Add comment"))
         assert k.wait_until(lambda: "The comment is empty" in k.html_text(), 20)
         assert k.eval("len(d.comments)") == "2"
+        # Keep planning with a 100 KB comment typed and not added: one line on the card, the
+        # text stays in its box, nothing is sent
+        feedback = k.wait_widget("TextareaModel", placeholder=(
+            "What should change? (feedback for the agent)"))
+        k.set_value(feedback, "Keep it short.")
+        k.set_value(text, "y" * 100_000)
+        k.click(k.wait_widget("ButtonModel", description="Keep planning"))
+        assert k.wait_until(lambda: "The comment is 100,000 characters long" in k.html_text(), 20)
+        assert k.eval("d.done") == "False" and k.eval("len(d.comments)") == "2"
+        assert len(k.widgets[text]["value"]) == 100_000
         # Keep planning: each comment with its quoted line, then the general feedback
-        k.set_value(k.wait_widget("TextareaModel", placeholder=(
-            "What should change? (feedback for the agent)")), "Keep it short.")
+        k.set_value(text, "")
         k.click(k.wait_widget("ButtonModel", description="Keep planning"))
         assert k.wait_until(lambda: k.eval("plan_widgets.get().pending is not None and "
                                            "plan_widgets.get().pending is not d") == "True", 60)

@@ -162,7 +162,8 @@ class PlanCard(Card):
         self.keep_button = w.Button(description="Keep planning", button_style="warning",
                                     icon="pencil", **look("auto", "button"))
         self.approve_button.on_click(lambda _b: self.editor.approve(self.target.value))
-        self.keep_button.on_click(lambda _b: self.editor.keep(self.feedback.value))
+        self.keep_button.on_click(  # a comment typed and not yet added goes too, or nothing
+            lambda _b: self.comments.flush() and self.editor.keep(self.feedback.value))
         buttons = [self.approve_button, self.target, self.approve_edits_button,
                    self.fresh_button, self.keep_button]
         super().__init__(decision, [head, *self.editor.controls, *self.comments.controls,

@@ -121,6 +121,13 @@ class CommentBox:
         self.note.value = ""
         return c
 
+    def flush(self) -> bool:
+        """Before Keep planning: a comment typed but not added is added first. False (and one
+        line on the card, the text kept) if it cannot be: then nothing is sent."""
+        if self.note is None or not self.note.value.strip():
+            return True
+        return self.add() is not None
+
     def _on_change(self) -> None:
         if self.d.done:
             for c in (self.open_button, self.picker, self.note, self.add_button):
