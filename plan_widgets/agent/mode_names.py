@@ -10,12 +10,15 @@ then "No, keep planning". It names one of the first three at a time; here every 
 offered, in that order, with ``dontAsk`` (which the dialog never offers) last, in the words the
 CLI uses for a switch ("Yes, and switch to ..."). The one the user chose last comes first.
 
-Measured offline (the scripted model): ``setMode`` to ``auto`` on approval, and
-``set_permission_mode("auto")``, are confirmed by the CLI (``permissionMode: auto``); the
-refusal users meet ("Auto mode is unavailable: its safety check does not run for this session,
-so <tool> was not run") comes per tool call, in a tool result, not as a refused mode.
-``bypassPermissions`` is refused unless the CLI started in it (as root, also without
-``IS_SANDBOX=1``): the marker then shows the refusal and the mode really in force.
+Measured offline (CLI 2.1.332, the scripted model, as root): ``setMode`` to ``auto`` on
+approval, and ``set_permission_mode("auto")``, are confirmed by the CLI (``permissionMode:
+auto``), not refused; in auto mode a Write and a Bash command then ran without reaching
+``can_use_tool`` and without any extra model request (no safety-check call reached the model).
+The refusal "Auto mode is unavailable: its safety check does not run for this session, so
+<tool> was not run" was seen for ``Agent`` in plan mode (notes of 2026-12-04), in a tool result.
+``setMode`` to ``bypassPermissions`` on approval, in a CLI that did not start in it (as root
+without ``IS_SANDBOX=1``), is not refused either: the CLI lands in ``default``, silently
+(:meth:`~plan_widgets.agent.modes.Modes.saw_mode` says so, and the marker shows it).
 """
 
 from __future__ import annotations
