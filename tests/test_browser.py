@@ -50,6 +50,8 @@ from jupyter_ui import (
     run_cell,
 )
 
+from plan_widgets.agent.mode_names import MODE_TITLES
+
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
 REPO = Path(__file__).resolve().parents[1]
@@ -162,10 +164,10 @@ def test_plan_mode_notebook_in_a_real_browser(tmp_path: Path, ui: str) -> None:
             # 3. The mode marker says plan (confirmed by the CLI). Approve with the mouse; the
             # marker comes back to the resting mode.
             bar = page.locator(".pw-control-bar").first
-            confirmed = bar.locator("span[title='confirmed by the CLI']")
-            expect(confirmed).to_have_text("mode plan")
+            confirmed = bar.locator("span[title$='confirmed by the CLI']")
+            expect(confirmed).to_have_text("mode Plan")
             tooltip = approve.get_attribute("title") or ""
-            m = re.match(r"Back to (\w+)", tooltip)
+            m = re.match(r"Leave plan mode into .* \((\w+)\)$", tooltip)
             assert m, f"the Approve button should say the mode it goes back to: {tooltip!r}"
             resting = m.group(1)
             # Edit the plan (issue 13): type into its edit box, preview, then approve the edit.
@@ -183,7 +185,7 @@ def test_plan_mode_notebook_in_a_real_browser(tmp_path: Path, ui: str) -> None:
             expect(status).not_to_contain_text("Waiting for you")
             expect(status).to_contain_text("Approved", timeout=1000)
             expect(status).to_contain_text("edited by you")
-            expect(confirmed).to_have_text(f"mode {resting}")
+            expect(confirmed).to_have_text(f"mode {MODE_TITLES[resting]}")
 
             # 4. The approved work runs in the same turn: the file is written, the turn ends
             # well (its footer shows ✓) and its output becomes static. The agent works in a

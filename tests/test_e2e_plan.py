@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from kernel import Kernel, requests_of
 
+from plan_widgets.agent.mode_names import MODE_TITLES
+
 pytestmark = pytest.mark.e2e
 
 
@@ -49,7 +51,7 @@ def test_approve_returns_to_the_resting_mode_and_the_work_runs(
         out = k.execute(f"%%claude --scripted plan_approve.yaml --mode {resting} --plan\n"
                         "Add a greeting script")
         assert "Waiting for your decision (plan)" in out["shown"]
-        assert mode_marker(k) == "mode plan" and toggle_value(k) is True
+        assert mode_marker(k) == "mode Plan" and toggle_value(k) is True
         assert k.eval("plan_widgets.get().pending.kind") == "'plan'"
         # the plan is on the card as rendered Markdown, with its file
         assert k.wait_until(
@@ -63,7 +65,7 @@ def test_approve_returns_to_the_resting_mode_and_the_work_runs(
         assert (workdir / "hello.py").read_text() == "print('hello from the approved plan')\n"
         # effective: the CLI confirmed the resting mode; the toggle and marker follow it
         assert k.eval("plan_widgets.get().mode") == repr(resting)
-        assert k.wait_until(lambda: mode_marker(k) == f"mode {resting}", 10)
+        assert k.wait_until(lambda: mode_marker(k) == f"mode {MODE_TITLES[resting]}", 10)
         assert toggle_value(k) is False
         ev = k.eval("[(e.type, getattr(e, 'outcome', None), getattr(e, 'mode_after', None)) "
                     "for e in plan_widgets.get().events if e.type == 'plan:decided']")
@@ -166,7 +168,7 @@ def test_model_entering_plan_mode_moves_the_toggle_and_markers(
                    "Do a big refactor")
     wait_idle(kernel)
     assert kernel.eval("plan_widgets.get().mode") == "'plan'"
-    assert kernel.wait_until(lambda: mode_marker(kernel) == "mode plan", 10)
+    assert kernel.wait_until(lambda: mode_marker(kernel) == "mode Plan", 10)
     assert toggle_value(kernel) is True
     assert kernel.eval("[(e.mode, e.source) for e in plan_widgets.get().events "
                        "if e.type == 'plan:mode' and e.state == 'effective'][-1]") \
@@ -176,18 +178,18 @@ def test_model_entering_plan_mode_moves_the_toggle_and_markers(
 
 def test_toggle_in_the_middle_of_a_session(kernel: Kernel, workdir: Path) -> None:
     kernel.execute("%%claude --scripted plan_guard.yaml --mode acceptEdits\nhello")
-    assert mode_marker(kernel) == "mode acceptEdits"
+    assert mode_marker(kernel) == "mode Accept edits"
     toggle = kernel.wait_widget("ToggleButtonModel", description="Plan mode")
     kernel.set_value(toggle, True)  # the user clicks the toggle
-    assert kernel.wait_until(lambda: mode_marker(kernel) == "mode plan", 30)
+    assert kernel.wait_until(lambda: mode_marker(kernel) == "mode Plan", 30)
     assert kernel.eval("plan_widgets.get().mode") == "'plan'"
     kernel.execute("%%claude\nsneak a file in")  # the next turn runs in plan mode
     assert not (workdir / "sneaky.py").exists()
     kernel.execute("%claude plan off")
-    assert kernel.wait_until(lambda: mode_marker(kernel) == "mode acceptEdits", 30)
+    assert kernel.wait_until(lambda: mode_marker(kernel) == "mode Accept edits", 30)
     assert toggle_value(kernel) is False
     kernel.execute("await plan_widgets.get().set_plan_mode(True)")
-    assert kernel.wait_until(lambda: mode_marker(kernel) == "mode plan", 30)
+    assert kernel.wait_until(lambda: mode_marker(kernel) == "mode Plan", 30)
     modes = kernel.eval("[e.mode for e in plan_widgets.get().events "
                         "if e.type == 'plan:mode' and e.state == 'effective']")
     assert modes == "['acceptEdits', 'plan', 'acceptEdits', 'plan']"
@@ -201,7 +203,7 @@ def test_toggle_while_a_turn_runs(kernel: Kernel, workdir: Path) -> None:
     msg = kernel.start("%%claude\nanother one")
     kernel.wait_until(lambda: "working" in kernel.html_text(), 30)
     kernel.set_value(kernel.wait_widget("ToggleButtonModel", description="Plan mode"), True)
-    assert kernel.wait_until(lambda: mode_marker(kernel) == "mode plan", 30)
+    assert kernel.wait_until(lambda: mode_marker(kernel) == "mode Plan", 30)
     kernel.wait_until(lambda: any(
         m["parent_header"].get("msg_id") == msg and m["header"]["msg_type"] == "status"
         and m["content"]["execution_state"] == "idle" for m in kernel.messages), 60)
@@ -233,7 +235,7 @@ def test_a_refused_mode_change_shows_the_refusal(kernel: Kernel, workdir: Path) 
     out = kernel.execute("%%claude --mode bypassPermissions\nhello again")
     assert "Traceback" not in out["text"]
     assert kernel.wait_until(lambda: "refused" in mode_marker(kernel), 30)
-    assert mode_marker(kernel).startswith("mode default")
+    assert mode_marker(kernel).startswith("mode Manual")
     assert kernel.eval("plan_widgets.get().mode") == "'default'"
     assert kernel.eval("plan_widgets.get().options.mode") == "'default'"  # approval target
     refused = kernel.eval("[e.mode for e in plan_widgets.get().events "

@@ -113,7 +113,7 @@ def test_resume_after_a_kernel_restart_restores_markers_plans_cost_and_context(
         assert k.eval("plan_widgets.get().session_id") == repr(sid)
 
         # the control bar's markers come back from the fold, before the CLI says anything
-        assert k.wait_until(lambda: marker(k, "mode") == "mode plan", 10)
+        assert k.wait_until(lambda: marker(k, "mode") == "mode Plan", 10)
         assert marker(k, "model") == f"model {facts['model']}"
         # the plan history: the approved plan is retrievable, the pending one expired
         assert k.eval("[p.id for p in plan_widgets.get().plans]") == repr(facts["approved"])
@@ -273,13 +273,13 @@ def test_resume_in_bypass_permissions_goes_back_to_plan_mode_and_can_leave_it(
         k.execute(f"%claude resume {sid}")
         assert k.eval("plan_widgets.get().options.mode") == "'bypassPermissions'"
         k.execute("print(await plan_widgets.get().wait(60))")
-        assert k.wait_until(lambda: marker(k, "mode") == "mode plan", 30)
+        assert k.wait_until(lambda: marker(k, "mode") == "mode Plan", 30)
         modes = k.eval("[(e.mode, e.state, e.source) for e in plan_widgets.get().events "
                        "if e.type == 'plan:mode' and e.source == 'resume']")
         assert modes == ("[('plan', 'requested', 'resume'), "
                          "('bypassPermissions', 'effective', 'resume'), "
                          "('plan', 'effective', 'resume')]")
         k.execute("%claude plan off")
-        assert k.wait_until(lambda: marker(k, "mode") == "mode bypassPermissions", 30)
+        assert k.wait_until(lambda: marker(k, "mode") == "mode Bypass Permissions", 30)
     finally:
         stop(k)

@@ -20,8 +20,8 @@ ip.run_cell("import os, plan_widgets; print('AFTER', os.path.exists('hello.py'),
 """
 
 
-def run_ipython(workdir: Path, answers: str) -> str:
-    (workdir / "driver.py").write_text(DRIVER)
+def run_ipython(workdir: Path, answers: str, driver: str = DRIVER) -> str:
+    (workdir / "driver.py").write_text(driver)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE_"))}
     env.update(HOME=str(workdir / ".home"), IPYTHONDIR=str(workdir / ".home" / ".ipython"))
     ipython = [sys.executable, "-m", "IPython", "--colors=NoColor", "--no-banner"]
@@ -42,4 +42,19 @@ def test_terminal_keep_planning_is_not_approval(workdir: Path) -> None:
     # "k" then feedback; the script has no revised plan, so the turn ends without the work
     out = run_ipython(workdir, "k\nnot like this\n")
     assert "AFTER False plan" in out, out[-3000:]
+    assert "Traceback" not in out
+
+
+def test_terminal_comments_typed_line_by_line(workdir: Path) -> None:
+    """Issue 22: [c]omment asks for the line, then the comment; a refused one is one line;
+    Keep planning sends them with their lines; the revision lists them, changed or not."""
+    driver = DRIVER.replace("plan_approve.yaml", "plan_comments.yaml")
+    answers = "c\n99\nx\nc\nprints hello\nprint the user name\nk\nshort\na\n"
+    out = run_ipython(workdir, answers, driver)
+    assert "[c]omment on a line" in out
+    assert "The plan has no line 99 with text" in out
+    assert "comment added on line 5: 1. Create `hello.py` that prints hello." in out
+    assert ("your comment on line 5 (changed by this revision): print the user name"
+            in out), out[-3000:]
+    assert "AFTER True acceptEdits" in out, out[-3000:]
     assert "Traceback" not in out

@@ -128,7 +128,8 @@ def test_a_typed_plan_cell_is_asked_again_on_a_wrong_answer_and_rendered(
     term.expect(CONT, timeout=15)
     term.type_line()
     term.expect(r"Plan proposed", timeout=120)
-    term.expect(r"\[a\]pprove / approve \+ auto-\[e\]dits / \[k\]eep planning: ")
+    term.expect(r"\[a\]pprove / approve \+ auto-\[e\]dits / approve, start \[f\]resh / "
+                r"\[c\]omment on a line / \[k\]eep planning: ")
     shown = term.text
     plan = shown[shown.index("Plan proposed") - 5:]
     assert "Plan: add a greeting" in plan and "# Plan" not in plan  # a heading, rendered
@@ -144,8 +145,9 @@ def test_a_typed_plan_cell_is_asked_again_on_a_wrong_answer_and_rendered(
     assert "rm -rf ~ Safe step" in plan and "[bold red]NOT-MARKUP[/]" in plan
 
     term.type_line("y")  # not a choice: asked again, naming the choices
-    term.expect(r"'y' is not a choice: type a to approve, e to approve and auto-accept edits, "
-                r"or k to keep planning\.")
+    term.expect(r"'y' is not a choice: type a to approve, e to approve and auto-accept edits,"
+                r"\s+f\s+to\s+approve\s+and\s+start\s+fresh,\s+c\s+to\s+comment\s+on\s+a\s+line,"
+                r"\s+or\s+k\s+to\s+keep\s+planning\.")  # wraps at the terminal's width
     term.expect(r"\[k\]eep planning: ")
     term.type_line("")
     term.expect(r"Nothing was chosen: type a to approve")

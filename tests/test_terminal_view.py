@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from plan_widgets.agent.decisions import PlanDecision, QuestionDecision, ToolDecision
-from plan_widgets.ipython import prompts
+from plan_widgets.ipython import plan_terminal, prompts
 from plan_widgets.ipython.termout import MarkdownStream, TerminalOut, terminal_safe
 from plan_widgets.ipython.textview import TextTurnView
 
@@ -120,13 +120,33 @@ async def decide(view: TextTurnView, d: Any) -> Any:
     return await asyncio.wait_for(asyncio.shield(d._future), 10)
 
 
+def test_plan_comments_typed_line_by_line() -> None:
+    """Issue 22: [c]omment asks for the line, then the comment; a bad one is one line and
+    nothing is kept; Keep planning sends the comments with their quoted lines."""
+    async def go() -> None:
+        view, buf, asked = scripted_view(["c", "99", "x", "c", "prints hello", "",
+                                          "c", "prints hello", "Greet by name", "k", "short"])
+        d = PlanDecision("# Plan\n\n1. Create hello.py that prints hello.\n", None, "default")
+        o = await decide(view, d)
+        assert o.status == "rejected" and len(d.comments) == 1
+        assert "> 1. Create hello.py that prints hello.\n  Comment: Greet by name" in o.feedback
+        assert "General feedback: short" in o.feedback
+        out = buf.getvalue()
+        assert "The plan has no line 99 with text" in out
+        assert "The comment is empty" in out
+        assert "comment added on line 3: 1. Create hello.py that prints hello." in out
+        assert asked.count("line (its number or its text): ") == 3
+
+    asyncio.run(go())
+
+
 def test_plan_prompt_asks_again_until_a_choice() -> None:
     async def go() -> None:
         view, buf, asked = scripted_view(["", "y", "aprove", "e"])
         d = PlanDecision("# Plan\n\n1. step", "/p/plan.md", "default")
         o = await decide(view, d)
         assert (o.status, o.by, o.mode) == ("approved", "user", "acceptEdits")
-        assert asked == [prompts.PLAN_PROMPT] * 4
+        assert asked == [plan_terminal.PLAN_PROMPT] * 4
         out = buf.getvalue()
         assert "Nothing was chosen: type a to approve" in out
         assert "'y' is not a choice" in out and "'aprove' is not a choice" in out

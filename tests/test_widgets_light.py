@@ -33,6 +33,9 @@ SUGGESTION = [{"type": "setMode", "mode": "acceptEdits", "destination": "session
 # a question card (the two questions above) 39, a tool card 17. (In a kernel, the first plan
 # card of a session came after 20 comm_opens.)
 BEFORE = {"plan": 17, "question": 39, "tool": 17}
+ADDED = {"plan": 3}
+"""Controls a card gained after it was halved, one widget model each (issue 22: Comment on a
+line, whose picker is made on the first click; Approve, start fresh; the Approve target)."""
 _IDS = itertools.count()
 
 
@@ -149,7 +152,7 @@ def test_a_card_costs_at_most_half_the_comm_opens(comms: Comms, kind: str) -> No
 
     first, then = run(main())
     print(f"{kind} card: {first} comm_opens (before: {BEFORE[kind]})")
-    assert first == then and first * 2 <= BEFORE[kind]
+    assert first == then and first * 2 <= BEFORE[kind] + 2 * ADDED.get(kind, 0)
 
 
 def test_the_widgets_are_what_a_user_acts_on(comms: Comms) -> None:
@@ -158,9 +161,10 @@ def test_the_widgets_are_what_a_user_acts_on(comms: Comms) -> None:
                 for k in ("plan", "question", "tool")}
 
     kids = run(main())
-    # the plan shown once, Edit, feedback, three buttons, the status line
-    assert kids["plan"] == ["Button", "Button", "Button", "Button", "HTML", "Output",
-                            "Textarea"]
+    # the plan shown once, Edit, Comment on a line, feedback, four buttons and the Approve
+    # target, the status line
+    assert kids["plan"] == ["Button", "Button", "Button", "Button", "Button", "Button",
+                            "Dropdown", "HTML", "Output", "Textarea"]
     # per question: its text, its options (radio buttons for one choice, one checkbox per
     # option for several), Other, Notes; then Submit and the status line
     assert kids["question"] == sorted(

@@ -224,7 +224,7 @@ class PlanDecision(PlanEdits, Decision):
         ``unsent_edit``: an edit of the plan the user had open. It is NOT sent (the agent
         revises its own plan from the feedback); the outcome keeps it so the card can say so.
         """
-        text = feedback.strip() or KEEP_PLANNING_DEFAULT
+        text = self.feedback_for(feedback.strip()) or KEEP_PLANNING_DEFAULT
         return self._resolve(Outcome("rejected", by, feedback=text,
                                      plan=self.unsent(unsent_edit)))
 

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 from .. import model as ev
 from ..model.options import SessionOptions
 from . import wording
-from .decisions import Decision
+from .decisions import Decision, PlanDecision
+from .handoff import start_fresh
 from .seam import HostTools
 
 if TYPE_CHECKING:
@@ -51,6 +52,11 @@ class Desk:
         s.emit(d.asked_event())
         s.book.add(d)
         d.on_resolved(self._decided)
+        if isinstance(d, PlanDecision):  # its comments are logged as they come
+            d.last_target = next((r.mode_after for r in reversed(list(s.state.decisions.values()))
+                                  if r.kind == "plan" and r.mode_after), None)
+            d.on_comment = lambda c, added: s.emit(ev.PlanCommented(
+                decision_id=d.id, removed=not added, **c.as_dict()))
         rec = s.runner.agents.record(d.agent_id)
         d.agent = rec.description if rec is not None else d.agent_id
         view, own = s.runner.decision_view(d)
@@ -68,6 +74,8 @@ class Desk:
 
     def _decided(self, d: Decision) -> None:
         self.s.emit(d.decided_event())
+        if isinstance(d, PlanDecision) and d.fresh and d.approved_plan is not None:
+            start_fresh(self.s, d)  # the plan runs in a new conversation (handoff)
 
     def decision_closed(self, d: Decision) -> None:
         self.s.notify()

@@ -141,6 +141,12 @@ class Modes:
             source = "model"
         else:
             source = "user"
+        if requested and requested != mode and prev == "plan" and mode != "plan":
+            # approval asked for ``requested``; the CLI went elsewhere (measured: setMode
+            # bypassPermissions in a CLI that did not start in it lands in default, silently)
+            h.emit(ev.PlanMode(mode=requested, state="refused", source="approval",
+                               detail=wording.mode_refused(requested, mode)))
+            h.marker(f"Mode not switched: {wording.mode_refused(requested, mode)}")
         h.emit(ev.PlanMode(mode=mode, state="effective", source=source))
         self.gate_plan = mode == "plan"
         if prev != mode:

@@ -10,11 +10,19 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal
+
+from .comments import CommentError, PlanComment, feedback_with, make_comment, touched
+from .seam import Answer, Deny
 
 if TYPE_CHECKING:
     from .decisions import Outcome, PlanDecision
 
+FRESH_STOP = ("The user approved this plan and starts a fresh conversation to implement it: "
+              "stop here, do not implement it in this conversation.")
+"""Approve, start fresh (:mod:`.handoff`): what the planning conversation's model reads (its
+turn is interrupted)."""
 EMPTY_EDIT = "the edited plan is empty: write the plan, or approve it as proposed"
 
 
@@ -29,6 +37,89 @@ class PlanEdits:
     plan: str
     outcome: Outcome | None
     previous: PlanDecision | None
+    on_comment: Callable[[PlanComment, bool], object] | None = None
+    """Told of each comment added (True) or taken back (False): the session logs it."""
+
+    fresh: bool = False
+    """Approved to start fresh (:mod:`.handoff`): the plan runs in a new conversation."""
+    handoff: Any = None
+    """That start-fresh (a :class:`~.handoff.Handoff`: ``.turn`` is the plan's new turn)."""
+    resting_mode: str
+    last_target: str | None = None
+    """The mode the user approved the session's last plan into (offered first)."""
+
+    if TYPE_CHECKING:
+        def _notify(self) -> None: ...  # the decision's (redraws its card)
+
+    # -- approve, start fresh (agent/handoff.py) ----------------------------------------------
+    def approve_fresh(self, mode: str | None = None, *, plan: str | None = None,
+                      by: Literal["user", "code"] = "code") -> bool:
+        """Approve, start fresh: the plan (``plan``: your edit of it) becomes the first message
+        of a new conversation in ``mode`` (default: the resting mode); the planning
+        conversation's context is dropped. The session keeps its name; its ``handoff.turn``
+        is the plan's turn."""
+        if self.outcome is not None:
+            return False
+        self.fresh = True
+        try:
+            done: bool = self.approve(mode, plan=plan, by=by)  # type: ignore[attr-defined]
+        finally:
+            self.fresh = self.outcome is not None and self.outcome.status == "approved"
+        return done
+
+    def cli_answer(self, approval_timeout: float) -> Answer:
+        """As every decision's, except that a fresh start stops the planning conversation."""
+        o = self.outcome
+        if self.fresh and o is not None and o.status == "approved":
+            return Deny(FRESH_STOP, interrupt=True)
+        return super().cli_answer(approval_timeout)  # type: ignore[misc]
+
+    # -- comments on the plan's lines (agent/comments.py) -------------------------------------
+    @property
+    def comments(self) -> list[PlanComment]:
+        """The user's comments on this plan's lines, in the order given."""
+        return self.__dict__.setdefault("_comments", [])
+
+    def comment(self, line_or_text: int | str, note: str) -> PlanComment:
+        """Comment on a line of the plan (its number or its text; a heading: its section).
+        Keep planning sends every comment with the line it quotes. Raises
+        :class:`~plan_widgets.agent.comments.CommentError` (one line) and keeps nothing if
+        the comment is empty, too long, or names no line of the plan."""
+        if self.outcome is not None:
+            raise CommentError("the plan was already decided: comment on the plan that "
+                               "waits for you")
+        c = make_comment(self.plan, line_or_text, note, len(self.comments))
+        self.comments.append(c)
+        if self.on_comment is not None:
+            self.on_comment(c, True)
+        self._notify()
+        return c
+
+    def uncomment(self, comment: PlanComment) -> bool:
+        """Take a comment back (before the plan is decided)."""
+        if self.outcome is not None or comment not in self.comments:
+            return False
+        self.comments.remove(comment)
+        if self.on_comment is not None:
+            self.on_comment(comment, False)
+        self._notify()
+        return True
+
+    def feedback_for(self, feedback: str) -> str:
+        """Keep planning's text: the comments with their lines, then ``feedback``."""
+        return feedback_with(self.comments, feedback)
+
+    def previous_comments(self) -> list[tuple[PlanComment, bool]]:
+        """The comments on the plan this one revises, each with whether this revision
+        changed its line (the Changes view shows them)."""
+        prev = self.previous
+        if prev is None or not prev.comments:
+            return []
+        hit = touched(prev.plan, self.plan, prev.comments)
+        return [(c, hit.get(c.line, False)) for c in prev.comments]
+
+    def comment_record(self) -> list[dict[str, Any]]:
+        return [c.as_dict() for c in self.comments]
 
     @property
     def previous_plan(self) -> str | None:

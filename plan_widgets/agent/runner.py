@@ -199,7 +199,7 @@ class Runner:
         turn_cost = max(total - before, 0.0) if r.cost_usd is not None else None
         turn.result = {"subtype": r.subtype, "cost_usd": r.cost_usd,
                        "input_tokens": r.input_tokens, "output_tokens": r.output_tokens,
-                       "duration_ms": dur, "num_turns": r.num_turns}
+                       "duration_ms": dur, "num_turns": r.num_turns, "session_id": r.session_id}
         if error:
             turn.view.error(error)
         turn.view.finished(wording.turn_summary(dur, r.input_tokens, r.output_tokens,

@@ -386,6 +386,7 @@ def _result(msg: ResultMessage) -> list[sig.Signal]:
         errors=tuple(map(str, getattr(msg, "errors", None) or ())),
         terminal_reason=getattr(msg, "terminal_reason", None),
         origin=(getattr(msg, "origin", None) or {}).get("kind"),
+        session_id=getattr(msg, "session_id", None),
         prompts=tuple(str(u) for u in (
             [getattr(msg, "user_message_uuid", None)]
             + list(getattr(msg, "user_message_uuids", None) or [])) if u),

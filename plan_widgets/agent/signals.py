@@ -164,6 +164,8 @@ class TurnResult:
     origin: str | None = None
     """What started the CLI's turn (``origin.kind``): None or ``human`` for a prompt sent
     from here; ``task-notification`` etc. for a turn the CLI started by itself."""
+    session_id: str | None = None
+    """The CLI's conversation id (after ``/clear``: the new conversation's)."""
     prompts: tuple[str, ...] = ()
     """The uuids of the prompts this turn took in (``user_message_uuid(s)``): a result ends
     the user's turn only if its prompt's uuid is here."""

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 
 from ..model.errors import PlanWidgetsError
 from ..scripted._script import ScriptError
+from .mode_names import mode_title
 from .signals import TurnResult
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
@@ -194,3 +195,9 @@ def injected(kind: str) -> str:
     if kind == "task-notification":
         return "A background agent reported back; the agent reads it in this turn"
     return f"The CLI added a message of its own to this turn ({kind})"
+
+
+def mode_refused(wanted: str, got: str) -> str:
+    """One line: the CLI did not go into the mode an approval asked for (issue 22)."""
+    return (f"the CLI did not switch to {mode_title(wanted)} ({wanted}); it is in "
+            f"{mode_title(got)} ({got}) now")

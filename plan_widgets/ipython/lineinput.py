@@ -35,22 +35,27 @@ def _stdin_fd() -> int | None:
     return fd
 
 
+_pending = bytearray()
+"""What was read past the line returned: the next lines, when several came in one read (piped
+or pasted input). Without it they were dropped: a decision asked twice in a row (a comment's
+line, then its text) got EOF from a pipe (issue 22's terminal test)."""
+
+
 def _wait_for_line(fd: int, stop_fd: int) -> str | None:
     """A line from ``fd`` (without its newline), or None once ``stop_fd`` is readable."""
-    data = b""
-    while True:
+    while b"\n" not in _pending:
         ready, _, _ = select.select([fd, stop_fd], [], [])
         if stop_fd in ready:
             return None
         chunk = os.read(fd, 4096)
         if not chunk:
-            if not data:
+            if not _pending:
                 raise EOFError
             break
-        data += chunk
-        if b"\n" in data:
-            break
-    return data.split(b"\n", 1)[0].rstrip(b"\r").decode(
+        _pending.extend(chunk)
+    line, _sep, rest = bytes(_pending).partition(b"\n")
+    _pending[:] = rest
+    return line.rstrip(b"\r").decode(
         getattr(sys.stdin, "encoding", None) or "utf-8", errors="replace")
 
 

@@ -19,6 +19,7 @@ from ..agent.tasks import spawn
 from ..render.agents import AGENT_TOOLS, agent_state, asker, count, first_line
 from ..render.markdown import summarize
 from . import lineinput, prompts
+from .plan_terminal import ask_plan, revision_lines
 from .termout import MarkdownStream, TerminalOut, terminal_safe
 
 _SUB_LINES = 6  # lines of a subagent's text block shown in a terminal
@@ -160,6 +161,8 @@ class TextTurnView:
                     style = "green" if ln.startswith("+") else "red" if ln.startswith("-") \
                         else "dim" if ln.startswith("@@") else None
                     self.out.line(ln, style=style)
+                for ln in revision_lines(decision):  # model text is made safe by the output
+                    self.out.line(ln, style="cyan")
             self.out.panel("Plan proposed", decision.plan, note)
         elif isinstance(decision, QuestionDecision):
             for q in decision.questions:
@@ -209,13 +212,7 @@ class TextTurnView:
 
         try:
             if isinstance(d, PlanDecision):
-                c = await pick(prompts.PLAN_PROMPT, prompts.PLAN_CHOICES)
-                if c.key == "a":
-                    d.approve(by="user")
-                elif c.key == "e":
-                    d.approve("acceptEdits", by="user")
-                else:
-                    d.reject(await ask("feedback (optional): "), by="user")
+                await ask_plan(d, ask, pick, lambda text, style: self.out.line(text, style=style))
             elif isinstance(d, QuestionDecision):
                 answers: dict[str, str | list[str]] = {}
                 several = len(d.questions) > 1

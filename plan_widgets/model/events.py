@@ -120,6 +120,36 @@ class PlanDecided(_Base):
     text stays in its ``plan:proposed`` event."""
 
 
+class PlanCommented(_Base):
+    """The user commented on a line of a pending plan (or took a comment back)."""
+
+    type: Literal["plan:commented"] = "plan:commented"
+    decision_id: str
+    line: int
+    """The line of the plan (1-based) the comment is about."""
+    quote: str
+    note: str
+    section: bool = False
+    """The line is a heading: the comment is about its section."""
+    removed: bool = False
+
+
+class PlanHandoff(_Base):
+    """Approve, start fresh: the approved plan became the first message of a new conversation
+    (the CLI's ``/clear``, then the plan as a prompt). Ends the old conversation's log and
+    follows ``session:started`` at the new one's beginning."""
+
+    type: Literal["plan:handoff"] = "plan:handoff"
+    decision_id: str
+    old_id: str
+    """The planning conversation (the CLI's session id, and its log's)."""
+    new_id: str
+    plan: str
+    """The plan as approved (the user's edit, if any), sent as the new first message."""
+    mode: str
+    """The mode the new conversation runs in."""
+
+
 class ModelSwitched(_Base):
     type: Literal["model:switched"] = "model:switched"
     from_model: str | None = None
@@ -255,6 +285,8 @@ Event = Annotated[
         PlanMode,
         PlanProposed,
         PlanDecided,
+        PlanCommented,
+        PlanHandoff,
         ModelSwitched,
         QuestionAsked,
         QuestionAnswered,
@@ -276,9 +308,9 @@ EVENT_TYPES: dict[str, type[BaseModel]] = {
     cls.model_fields["type"].default: cls
     for cls in (
         SessionStarted, TurnStarted, TurnEnded, PlanMode, PlanProposed, PlanDecided,
-        ModelSwitched, QuestionAsked, QuestionAnswered, ToolRequested, ToolDecided,
-        TasksUpdated, FilesRewound, Thought, AgentStarted, AgentProgress, AgentEnded, ErrorEvent,
-        SessionAsleep,
+        PlanCommented, PlanHandoff, ModelSwitched, QuestionAsked, QuestionAnswered,
+        ToolRequested, ToolDecided, TasksUpdated, FilesRewound, Thought, AgentStarted,
+        AgentProgress, AgentEnded, ErrorEvent, SessionAsleep,
     )
 }
 """Event classes by their ``type`` tag."""

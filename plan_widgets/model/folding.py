@@ -22,7 +22,9 @@ from .events import (
     Event,
     FilesRewound,
     ModelSwitched,
+    PlanCommented,
     PlanDecided,
+    PlanHandoff,
     PlanMode,
     PlanProposed,
     QuestionAnswered,
@@ -251,6 +253,21 @@ def _plan_decided(b: _Builder, e: PlanDecided) -> None:
     b.decide(e, "plan", **changes)
 
 
+def _plan_commented(b: _Builder, e: PlanCommented) -> None:
+    old = b._decisions.get(e.decision_id)
+    if old is None or old.kind != "plan":
+        return
+    c = {"line": e.line, "quote": e.quote, "note": e.note, "section": e.section}
+    kept = tuple(x for x in old.comments if x != c) if e.removed else (*old.comments, c)
+    b.decs()[e.decision_id] = old._replace(comments=kept)
+
+
+def _plan_handoff(b: _Builder, e: PlanHandoff) -> None:
+    # A log is one conversation: the old one's ends here, the new one's log begins with
+    # session:started (agent/handoff). Its session_id stays the log's own, so both are listed.
+    del b, e
+
+
 def _model_switched(b: _Builder, e: ModelSwitched) -> None:
     b.model = e.to_model
 
@@ -330,6 +347,8 @@ _HANDLERS: dict[str, Any] = {
     "plan:mode": _plan_mode,
     "plan:proposed": _plan_proposed,
     "plan:decided": _plan_decided,
+    "plan:commented": _plan_commented,
+    "plan:handoff": _plan_handoff,
     "model:switched": _model_switched,
     "question:asked": _question_asked,
     "question:answered": _question_answered,

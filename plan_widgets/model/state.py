@@ -51,6 +51,8 @@ class DecisionRecord(NamedTuple):
     revises: str | None = None
     """The plan decision this plan revises: the plan before it, if that was sent back with
     Keep planning (derived from the log)."""
+    comments: tuple[Mapping[str, Any], ...] = ()
+    """A plan's comments on its lines: ``{"line", "quote", "note", "section"}``, in order."""
 
     @property
     def pending(self) -> bool:

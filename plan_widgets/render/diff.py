@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from .markdown import escape
@@ -95,12 +95,13 @@ def _word_pair(old: str, new: str) -> tuple[str, str]:
     return "".join(left), "".join(right)
 
 
-def _rows(old: str, new: str) -> Iterator[str]:
+def _rows(old: str, new: str, notes: Mapping[int, str] | None = None) -> Iterator[str]:
     a, b = _lines(old), _lines(new)
+    notes = notes or {}
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         if tag == "equal":
-            for line in a[i1:i2]:
-                yield _line("  ", "", escape(line))
+            for k, line in enumerate(a[i1:i2], i1 + 1):
+                yield _line("  ", "", escape(line)) + notes.get(k, "")
             continue
         pairs = min(i2 - i1, j2 - j1) if tag == "replace" else 0
         removed, added = [], []
@@ -116,14 +117,16 @@ def _rows(old: str, new: str) -> Iterator[str]:
         added += [_line("+ ", _ADD_LINE, escape(x)) for x in b[j1 + pairs:j2]]
         yield from removed
         yield from added
+        yield "".join(notes.get(k, "") for k in range(i1 + 1, i2 + 1))
 
 
-def diff_html(old: str, new: str) -> str:
+def diff_html(old: str, new: str, notes: Mapping[int, str] | None = None) -> str:
     """The changes from ``old`` to ``new`` as escaped HTML: removed lines marked ``-`` on red,
     added lines ``+`` on green, and inside a changed line the words struck out and inserted.
-    Hand it to the page through ``html_block`` (``set_html``)."""
+    Hand it to the page through ``html_block`` (``set_html``). ``notes``: safe HTML shown
+    after a line of ``old`` (by its 1-based number; a changed line's after its hunk)."""
     stats = diff_stats(old, new)
     head = (f"<div><small>Changes from the previous plan: {escape(str(stats))}</small></div>"
             if stats.changed else "<div><small>No changes from the previous plan.</small></div>")
-    body = "".join(_rows(old, new))
+    body = "".join(_rows(old, new, notes))
     return (f'{head}<pre class="pw-diff" style="white-space:pre-wrap">{body}</pre>')

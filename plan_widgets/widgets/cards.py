@@ -21,7 +21,9 @@ from IPython.display import display
 from ..agent.decisions import Decision, PlanDecision, QuestionDecision, ToolDecision
 from ..render.markdown import escape, html_block, inline_no_math
 from .markdown import html_output
+from .plan_comments import CommentBox
 from .plan_edit import PlanEditor
+from .plan_targets import into, target_picker
 from .shared import close_tree, look, shared, widget_bundle
 from .static import (
     QUESTION_TITLE,
@@ -137,23 +139,35 @@ class PlanCard(Card):
     def __init__(self, decision: PlanDecision) -> None:
         head = html_output(_plan_head(decision), layout=shared("full"))
         self.editor = PlanEditor(self, decision, head)  # Changes, Edit (widgets/plan_edit)
+        self.comments = CommentBox(self, decision)  # comments on lines (plan_comments)
         self.feedback = w.Textarea(placeholder="What should change? (feedback for the agent)",
                                    rows=3, **look("full", "text"))
+        self.target = target_picker(decision)  # where Approve leads (plan_targets)
         self.approve_button = w.Button(description="Approve", button_style="success",
-                                       icon="check", tooltip=f"Back to {decision.resting_mode}",
+                                       icon="check", tooltip=into(self.target.value),
                                        **look("auto", "button"))
+        self.target.observe(lambda ch: setattr(self.approve_button, "tooltip", into(ch["new"])),
+                            "value")
         self.approve_edits_button: w.Button | None = None
         if decision.resting_mode != "acceptEdits":
             self.approve_edits_button = w.Button(
                 description="Approve, auto-accept edits", button_style="info",
                 icon="check-double", **look("auto", "button"))
             self.approve_edits_button.on_click(lambda _b: self.editor.approve("acceptEdits"))
+        self.fresh_button = w.Button(  # agent/handoff: the plan opens a new conversation
+            description="Approve, start fresh", button_style="success", icon="refresh",
+            tooltip="Run the plan in a new conversation (the planning context is dropped)",
+            **look("auto", "button"))
+        self.fresh_button.on_click(lambda _b: self.editor.approve(self.target.value, fresh=True))
         self.keep_button = w.Button(description="Keep planning", button_style="warning",
                                     icon="pencil", **look("auto", "button"))
-        self.approve_button.on_click(lambda _b: self.editor.approve())
-        self.keep_button.on_click(lambda _b: self.editor.keep(self.feedback.value))
-        buttons = [self.approve_button, self.approve_edits_button, self.keep_button]
-        super().__init__(decision, [head, *self.editor.controls, self.feedback,
+        self.approve_button.on_click(lambda _b: self.editor.approve(self.target.value))
+        self.keep_button.on_click(  # a comment typed and not yet added goes too, or nothing
+            lambda _b: self.comments.flush() and self.editor.keep(self.feedback.value))
+        buttons = [self.approve_button, self.target, self.approve_edits_button,
+                   self.fresh_button, self.keep_button]
+        super().__init__(decision, [head, *self.editor.controls, *self.comments.controls,
+                                    self.feedback,
                                     *[b for b in buttons if b]])
 
 

@@ -12,6 +12,7 @@ import ipywidgets as w
 from IPython.display import display
 
 from ..agent.checklist import progress
+from ..agent.mode_names import mode_title, mode_tooltip
 from ..agent.tasks import spawn
 from ..render.markdown import escape, html_block
 from .agents import bar_agents
@@ -193,16 +194,18 @@ class ControlBar(w.HBox):
         bar_rewind(self)  # Rewind files for the latest turn that changed files (widgets.rewind)
         mode = st.mode or "?"
         if st.requested_mode and st.requested_mode != st.mode:
-            mode_html = _badge("mode", f"{mode} → {st.requested_mode}…", "#b45309",
+            mode_html = _badge("mode", f"{mode_title(mode)} → {mode_title(st.requested_mode)}…",
+                               "#b45309", f"{mode} → {st.requested_mode} (SDK names): "
                                "requested, not yet confirmed by the CLI")
         elif st.refused:
-            mode_html = _badge("mode", f"{mode} (refused: {st.refused})", "#b91c1c",
-                               "the CLI refused the last mode change")
+            mode_html = _badge("mode", f"{mode_title(mode)} (refused: {st.refused})", "#b91c1c",
+                               f"{mode} (SDK name): the CLI refused the last mode change")
         elif st.mode is None:  # nothing reported yet (starting, or it never started)
             mode_html = _badge("mode", "?", "#6b7280", "not reported by the CLI yet")
         else:
             color = "#7c3aed" if mode == "plan" else "#047857"
-            mode_html = _badge("mode", mode, color, "confirmed by the CLI")
+            mode_html = _badge("mode", mode_title(mode), color,  # the CLI's UI names (issue 22)
+                               f"{mode_tooltip(mode)}; confirmed by the CLI")
         self.mode_marker.value = mode_html
         self.model_marker.value = _badge("model", st.model or "?", "#374151",
                                          "the model that last answered")

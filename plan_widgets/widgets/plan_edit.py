@@ -25,6 +25,7 @@ from ..agent.decisions import PlanDecision
 from ..render.diff import diff_html, diff_markdown
 from ..render.markdown import CARD_TITLE_STYLE, SMALL_STYLE, WRAP_STYLE, escape, render_html
 from .markdown import set_html
+from .plan_comments import comments_html, comments_markdown, revision_notes
 from .shared import look
 
 PLAN_TITLE = "Plan proposed: review before anything is edited"
@@ -55,9 +56,10 @@ def plan_head(d: PlanDecision, view: str = "auto", draft: str | None = None) -> 
             return _wrapping(_title(EDITED_TITLE) + render_html(o.plan, card=True) + _folded(
                 "Your edits to the proposed plan", diff_html(d.plan, o.plan)) + _file(d))
         view = "changes" if d.previous_plan is not None else "plan"
+    mine = comments_html(d)  # the user's comments on this plan's lines (plan_comments)
     title = _title(REVISED_TITLE if d.previous_plan is not None else PLAN_TITLE)
     if view == "changes" and d.previous_plan is not None:
-        body = diff_html(d.previous_plan, d.plan) + _folded(
+        body = diff_html(d.previous_plan, d.plan, revision_notes(d)) + _folded(
             "The full revised plan", render_html(d.plan, card=True))
     elif view == "edit":
         body = _note("Editing the plan's Markdown below. Approve sends your edit as the "
@@ -66,7 +68,7 @@ def plan_head(d: PlanDecision, view: str = "auto", draft: str | None = None) -> 
         body = _note("Preview of your edit:") + render_html(draft or "", card=True)
     else:
         body = render_html(d.plan, card=True)
-    return _wrapping(title + body + _file(d))
+    return _wrapping(title + body + mine + _file(d))
 
 
 def _wrapping(safe_html: str) -> str:
@@ -87,10 +89,15 @@ def plan_markdown(d: PlanDecision) -> list[str]:
     if d.edited and o is not None and o.plan is not None:
         return [f"**{EDITED_TITLE}**", "", o.plan, "", "Your edits to the proposed plan:", "",
                 diff_markdown(d.plan, o.plan, "proposed plan", "approved plan")]
+    notes = [f"- On line {c.line} ({'changed' if hit else 'not changed'} by this revision): "
+             f"{c.note}" for c, hit in d.previous_comments()]
+    mine = comments_markdown(d)
     if d.previous_plan is not None:
         return ["**Revised plan proposed**", "", "Changes from the previous plan:", "",
-                diff_markdown(d.previous_plan, d.plan), "", d.plan]
-    return ["**Plan proposed**", "", d.plan]
+                diff_markdown(d.previous_plan, d.plan), *(["", "Your comments on it:", *notes]
+                                                          if notes else []), "", d.plan,
+                *(["", *mine] if mine else [])]
+    return ["**Plan proposed**", "", d.plan, *(["", *mine] if mine else [])]
 
 
 class PlanEditor:
@@ -130,10 +137,12 @@ class PlanEditor:
         """The text in the editor (None unless it is open)."""
         return self.text.value if self.text is not None and self.editing else None
 
-    def approve(self, mode: str | None = None) -> bool:
-        """Approve: the edit if the editor is open, else the plan as proposed."""
+    def approve(self, mode: str | None = None, *, fresh: bool = False) -> bool:
+        """Approve: the edit if the editor is open, else the plan as proposed (``fresh``: in a
+        new conversation, agent/handoff)."""
+        how = self.d.approve_fresh if fresh else self.d.approve
         try:
-            return self.d.approve(mode, plan=self.draft, by="user")
+            return how(mode, plan=self.draft, by="user")
         except ValueError as e:  # an empty edit: one line on the card, nothing decided
             msg = str(e)[:1].upper() + str(e)[1:]
             self.card.set_status(f'<span style="color:#b91c1c">{escape(msg)}.</span>')

@@ -59,6 +59,8 @@ def status_html(d: Decision) -> str:
     text, extra = outcome_parts(o)
     color = "#047857" if o.granted else "#b91c1c"
     sup = " · superseded by a revised plan below" if superseded else ""
+    if getattr(d, "fresh", False):  # issue 22: agent/handoff
+        sup += " · started fresh: the plan runs in a new conversation"
     detail = f" ({escape('; '.join(extra))})" if extra else ""
     return (f'<span style="color:{color}"><b>{escape(text)}</b>{detail} at {_when(o.at)}'
             f"{escape(sup)}</span>")
@@ -162,6 +164,8 @@ def decision_markdown(d: Decision) -> str:
     else:
         text, extra = outcome_parts(o)
         state = text + (f" ({'; '.join(extra)})" if extra else "") + f" at {_when(o.at)}"
+        if getattr(d, "fresh", False):  # issue 22: agent/handoff
+            state += "; started fresh: the plan runs in a new conversation"
     return "\n".join([*lines, "", f"*{state}*"])
 
 

@@ -1,0 +1,35 @@
+"""Where an approved plan leads: the card's target picker (issue 22, point 3).
+
+Every mode the CLI has, in the order and words of its own plan dialog
+(:data:`~plan_widgets.agent.mode_names.APPROVAL_TARGETS`), the one chosen last in this session
+first and picked; else the session's resting mode is picked. **Approve** and **Approve, start
+fresh** go into the mode picked; **Approve, auto-accept edits** stays the one-click shortcut.
+One widget model (a ``Dropdown``), made with the card.
+"""
+
+from __future__ import annotations
+
+import ipywidgets as w
+
+from ..agent.decisions import PlanDecision
+from ..agent.mode_names import approval_targets, mode_title, mode_tooltip
+from .shared import look
+
+
+def target_picker(d: PlanDecision) -> w.Dropdown:
+    """The picker of the mode an approval leads to."""
+    options = [(label, mode) for mode, label in approval_targets(d.last_target)]
+    value = d.last_target or d.resting_mode
+    if value not in [m for _label, m in options]:
+        value = options[0][1]
+    picker = w.Dropdown(options=options, value=value, _dom_classes=("pw-approve-into",),
+                        tooltip="Where Approve leads (the CLI's words)",
+                        **look("auto", "radio"))
+    picker.tooltip = mode_tooltip(value)
+    picker.observe(lambda ch: setattr(picker, "tooltip", mode_tooltip(ch["new"])), "value")
+    return picker
+
+
+def into(mode: str) -> str:
+    """The Approve button's tooltip: where it leads (the CLI's name, then the SDK's)."""
+    return f"Leave plan mode into {mode_title(mode)} ({mode})"

@@ -1,0 +1,128 @@
+"""Comments on a plan's lines in JupyterLab 4 and Notebook 7 (issue 22, point 2), with the
+mouse and the keyboard: a card with two comments, and the revised plan's Changes view with each
+comment below its line. Screenshots at 800 and 1,400 px in ``test-artifacts/screenshots/``
+(``<ui>-<width>-plan-comments.png``, ``<ui>-<width>-plan-changes-comments.png``); the same
+layout checks as every card (test_browser_cards)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jupyter_ui import (
+    CELL_TIMEOUT,
+    UI_TIMEOUT,
+    UIS,
+    assert_no_errors,
+    assert_no_math,
+    assert_nothing_ran,
+    browser,
+    code_notebook,
+    jupyter_server,
+    open_notebook,
+    record_dialogs,
+    require_browser,
+    run_cell,
+)
+from test_browser_cards import _MEASURE, HEIGHT, SHOTS, WIDTHS, _check_card
+
+pytestmark = [pytest.mark.e2e, pytest.mark.browser]
+
+SCRIPTS = Path(__file__).parent / "scripts"
+CELLS = [
+    ("code", "%load_ext plan_widgets\n"
+             "import plan_widgets\n"
+             "from pathlib import Path\n"
+             "work = Path('work').resolve()\n"
+             "work.mkdir(exist_ok=True)"),
+    ("code", "%%claude --scripted plan_comments.yaml --plan --mode acceptEdits --cwd $work\n"
+             "Plan a greeting"),
+    ("code", "await plan_widgets.get().close()\nprint('closed')"),
+]
+
+
+@pytest.mark.parametrize("ui", UIS)
+def test_plan_comments_in_a_real_browser(tmp_path: Path, ui: str) -> None:
+    require_browser()
+    from playwright.sync_api import expect, sync_playwright
+
+    root = tmp_path / "root"
+    root.mkdir()
+    shutil.copy(SCRIPTS / "plan_comments.yaml", root / "plan_comments.yaml")
+    notebook = root / "comments.ipynb"
+    notebook.write_text(json.dumps(code_notebook(CELLS), indent=1), encoding="utf-8")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    problems: list[str] = []
+
+    with jupyter_server(tmp_path, root, ui) as server, sync_playwright() as pw:
+        context = browser(pw, tmp_path / "chromium-profile", WIDTHS[-1], HEIGHT)
+        page = context.new_page()
+        try:
+            page.set_default_timeout(UI_TIMEOUT * 1000)
+            expect.set_options(timeout=UI_TIMEOUT * 1000)
+            dialogs = record_dialogs(page)
+            cells = open_notebook(page, server, notebook.name, len(CELLS))
+
+            def shoot(where: Any, what: str) -> None:
+                for width in WIDTHS:
+                    page.set_viewport_size({"width": width, "height": HEIGHT})
+                    where.scroll_into_view_if_needed()
+                    where.screenshot(path=str(SHOTS / f"{ui}-{width}-{what}.png"))
+                    if width == WIDTHS[0]:
+                        problems.extend(_check_card(where.evaluate(_MEASURE),
+                                                    f"{ui} {width} px {what}"))
+                page.set_viewport_size({"width": WIDTHS[-1], "height": HEIGHT})
+
+            def button(card: Any, label: str) -> Any:
+                return card.locator("button.jupyter-button.widget-button:not([disabled])",
+                                    has_text=re.compile(rf"^\s*{re.escape(label)}\s*$"))
+
+            run_cell(page, cells, 0)
+            run_cell(page, cells, 1)
+            cell = cells.nth(1)
+            card = cell.locator(".pw-card-plan").first
+            button(card, "Comment on a line").click()
+            picker = card.locator(".pw-comment-line select")
+            note = card.locator(".pw-comment-text textarea")
+            picker.select_option(label="5: 1. Create `hello.py` that prints hello.")
+            note.fill("Print the user's name, not the world.")
+            button(card, "Add comment").click()
+            expect(card.locator(".pw-comment")).to_have_count(1)
+            picker.select_option(label="8: ## Notes")
+            note.fill("Say which files stay untouched.")
+            button(card, "Add comment").click()
+            expect(card.locator(".pw-comment")).to_have_count(2)
+            expect(card).to_contain_text("Section “Notes”")
+            card.locator("textarea[placeholder^='What should change']").fill("Keep it short.")
+            shoot(card, "plan-comments")
+            button(card, "Keep planning").click()
+            revised = cell.locator(".pw-card-plan", has_text="Revised plan").last
+            expect(revised.locator(".pw-comment-note")).to_have_count(
+                2, timeout=CELL_TIMEOUT * 1000)
+            expect(revised.locator(".pw-comment-note").first).to_contain_text(
+                "changed by this revision")
+            expect(revised.locator(".pw-comment-note").last).to_contain_text(
+                "not changed by this revision")
+            shoot(revised, "plan-changes-comments")
+            assert_no_math(cell)
+            button(revised, "Approve").click()
+            turn = cell.locator(".pw-turn.pw-static")
+            expect(turn.locator(".pw-footer", has_text="✓")).to_have_count(
+                1, timeout=CELL_TIMEOUT * 1000)
+            expect(turn).to_contain_text("Your comments (sent with Keep planning)")
+            run_cell(page, cells, 2)
+            expect(cells.nth(2).locator(".jp-OutputArea-output")).to_contain_text("closed")
+            assert_nothing_ran(page, dialogs)
+            assert_no_errors(page)
+        except BaseException:
+            with contextlib.suppress(Exception):
+                page.screenshot(path=str(SHOTS / f"{ui}-comments-failure.png"), full_page=True)
+            raise
+        finally:
+            context.close()
+    assert not problems, "\n".join(problems)

@@ -1,0 +1,117 @@
+"""Issue 22, point 2, end to end: comments on a plan's lines, from the card and from Python,
+sent with Keep planning, shown beside their lines in the revision's Changes view, logged,
+resumed and left in the static output. The real CLI, a real kernel, the scripted model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from kernel import Kernel, requests_of
+
+pytestmark = pytest.mark.e2e
+
+
+def _card_heads(k: Kernel) -> list[str]:
+    return [m for m in k.markdown_outputs() if "pw-card-title" in m]
+
+
+def static(k: Kernel) -> str:
+    """The cell outputs shown without widgets (display data and its updates), joined."""
+    with k._lock:
+        return "\n".join(str(m["content"].get("data", {}).get("text/markdown", ""))
+                         for m in k.messages if m["header"]["msg_type"] in (
+                             "display_data", "update_display_data", "execute_result"))
+
+
+def test_comments_from_the_card_and_python_reach_the_model_and_the_changes_view(
+        workdir: Path) -> None:
+    k = Kernel(workdir)
+    try:
+        k.execute("%load_ext plan_widgets\nimport plan_widgets")
+        out = k.execute("%%claude --scripted plan_comments.yaml --plan\nPlan a greeting")
+        assert "Waiting for your decision (plan)" in out["shown"]
+        k.execute("d = plan_widgets.get().pending")
+        # from Python: a line by its text
+        assert k.eval("d.comment('prints hello', 'print the user name instead').line") == "5"
+        # bad input: one line each, nothing kept
+        for bad, why in [("d.comment(99, 'x')", "has no line 99"),
+                         ("d.comment('no such step', 'x')", "no line of the plan reads"),
+                         ("d.comment(5, '   ')", "the comment is empty"),
+                         ("d.comment(5, 'x' * 100_000)", "100,000 characters")]:
+            err = k.execute(f"try:\n    {bad}\nexcept ValueError as e:\n    print('ERR', e)")
+            assert err["text"].startswith("ERR ") and why in err["text"], err["text"]
+            assert err["text"].count("\n") == 1  # one line
+        assert k.eval("len(d.comments)") == "1"
+        # from the card: open the picker, pick the "## Notes" heading (its section), type, add
+        k.click(k.wait_widget("ButtonModel", description="Comment on a line"))
+        picker = k.wait_widget("DropdownModel", description="Line")
+        labels = k.widgets[picker]["_options_labels"]
+        notes_at = next(i for i, lb in enumerate(labels) if lb.endswith("## Notes"))
+        k.select(picker, notes_at)
+        text = k.wait_widget("TextareaModel", _dom_classes=["pw-comment-text"])
+        k.set_value(text, "Say which files stay untouched")
+        k.click(k.wait_widget("ButtonModel", description="Add comment"))
+        assert k.wait_until(lambda: k.eval("len(d.comments)") == "2", 20)
+        assert k.eval("d.comments[1].section") == "True"
+        # an empty comment from the card: one line on the card, nothing added
+        k.click(k.wait_widget("ButtonModel", description="Add comment"))
+        assert k.wait_until(lambda: "The comment is empty" in k.html_text(), 20)
+        assert k.eval("len(d.comments)") == "2"
+        # Keep planning with a 100 KB comment typed and not added: one line on the card, the
+        # text stays in its box, nothing is sent
+        feedback = k.wait_widget("TextareaModel", placeholder=(
+            "What should change? (feedback for the agent)"))
+        k.set_value(feedback, "Keep it short.")
+        k.set_value(text, "y" * 100_000)
+        k.click(k.wait_widget("ButtonModel", description="Keep planning"))
+        assert k.wait_until(lambda: "The comment is 100,000 characters long" in k.html_text(), 20)
+        assert k.eval("d.done") == "False" and k.eval("len(d.comments)") == "2"
+        assert len(k.widgets[text]["value"]) == 100_000
+        # Keep planning: each comment with its quoted line, then the general feedback
+        k.set_value(text, "")
+        k.click(k.wait_widget("ButtonModel", description="Keep planning"))
+        assert k.wait_until(lambda: k.eval("plan_widgets.get().pending is not None and "
+                                           "plan_widgets.get().pending is not d") == "True", 60)
+        sent = next(r["tool_result"] for r in requests_of(workdir)
+                    if "commented on lines" in r.get("tool_result", ""))
+        assert "> 1. Create `hello.py` that prints hello." in sent
+        assert "Comment: print the user name instead" in sent
+        assert "the section '## Notes'" in sent and "Comment: Say which files" in sent
+        assert "General feedback: Keep it short." in sent
+        # the revision opens on Changes: each comment below its line, touched or not
+        assert k.wait_until(lambda: any("Revised plan" in h and "pw-comment-note" in h
+                                        for h in _card_heads(k)), 30)
+        head = next(h for h in reversed(_card_heads(k)) if "Revised plan" in h)
+        first = head.index("print the user name instead")
+        assert "changed by this revision" in head[first:first + 400]
+        second = head.index("Say which files stay untouched")
+        assert "not changed by this revision" in head[second:second + 400]
+        assert head.index("- 1. Create") < first  # beside its (old) line
+        # the comments are in the log, as events
+        log = Path(k.eval("str(plan_widgets.get().log_path)").strip("'"))
+        kinds = [json.loads(x)["type"] for x in log.read_text().splitlines()]
+        assert kinds.count("plan:commented") == 2
+        k.execute("plan_widgets.get().pending.approve('acceptEdits')")
+        assert k.execute("print(await plan_widgets.get().wait(60))")["text"].strip() == "idle"
+        # the finished cell's static output keeps the comments
+        assert k.wait_until(lambda: "Your comments (sent with Keep planning)" in static(k)
+                            and "print the user name instead" in static(k), 30)
+        sid = k.eval("plan_widgets.get().session_id").strip("'")
+        k.execute("import plan_widgets.ipython.registry as _r\nawait _r.close_all(10)")
+    finally:
+        k.shutdown()
+    # a new kernel resumes the session: the comments come back from the log
+    k = Kernel(workdir)
+    try:
+        k.execute("%load_ext plan_widgets\nimport plan_widgets")
+        k.execute(f"%claude resume {sid[:8]}")
+        got = k.eval("[(c['line'], c['note']) for r in plan_widgets.get().state.decisions"
+                     ".values() for c in r.comments]")
+        assert got == ("[(5, 'print the user name instead'), "
+                       "(8, 'Say which files stay untouched')]")
+    finally:
+        k.execute("import plan_widgets.ipython.registry as _r\nawait _r.close_all(10)",
+                  allow_error=True)
+        k.shutdown()

@@ -1,0 +1,85 @@
+"""Issue 22, point 3, end to end: approve into every mode the CLI has, from the card, in the
+CLI's order and words with the last choice first; the mode marker names modes as the CLI's UI
+does, the SDK name in its tooltip; a mode the CLI does not switch to is said in one line on the
+bar and in the turn, and the marker shows the mode really in force. The real CLI (2.1.332), a
+real kernel, the scripted model."""
+
+from __future__ import annotations
+
+import os
+import re
+from html import unescape
+from pathlib import Path
+
+import pytest
+from kernel import Kernel
+
+from plan_widgets.agent.mode_names import APPROVAL_TARGETS
+
+pytestmark = pytest.mark.e2e
+
+
+def _marker(k: Kernel) -> tuple[str, str]:
+    """The newest mode marker: its text and its tooltip."""
+    with k._lock:
+        values = [str(s.get("value", "")) for s in k.widgets.values()
+                  if s.get("_model_name") == "HTMLModel" and ">mode <b>" in str(s.get("value"))]
+    html = values[-1] if values else ""
+    title = re.search(r'title="([^"]*)"', html)
+    return (unescape(re.sub(r"<[^>]+>", "", html).strip()),
+            unescape(title.group(1)) if title else "")
+
+
+def _pick(k: Kernel, label: str) -> str:
+    """Pick ``label`` on the newest plan card's target picker; returns the picker's id."""
+    picker = k.wait_widget("DropdownModel", _dom_classes=["pw-approve-into"])
+    labels = k.widgets[picker]["_options_labels"]
+    k.select(picker, labels.index(label))
+    return picker
+
+
+def test_approve_into_auto_then_the_last_choice_comes_first(kernel: Kernel,
+                                                            workdir: Path) -> None:
+    k = kernel
+    k.execute("%%claude --scripted plan_modes.yaml --plan --mode default\nPlan a greeting")
+    picker = k.wait_widget("DropdownModel", _dom_classes=["pw-approve-into"])
+    # the CLI's order and words; the resting mode (default: "Manual") is picked
+    assert k.widgets[picker]["_options_labels"] == [label for _m, label in APPROVAL_TARGETS]
+    assert k.widgets[picker]["_options_labels"][k.widgets[picker]["index"]] == (
+        "Yes, manually approve edits")
+    assert _marker(k)[0] == "mode Plan"
+    _pick(k, "Yes, and use auto mode")
+    k.click(k.wait_widget("ButtonModel", description="Approve"))
+    assert k.execute("print(await plan_widgets.get().wait(60))")["text"].strip() == "idle"
+    assert (workdir / "hello.py").exists()  # auto mode: the Write ran without a card
+    assert k.eval("plan_widgets.get().mode") == "'auto'"
+    text, tip = _marker(k)
+    assert text == "mode Auto" and "'auto' in the SDK" in tip
+    # the next plan's card offers auto first, picked
+    k.execute("%%claude --plan\nPlan it again")
+    picker = k.wait_widget("DropdownModel", _dom_classes=["pw-approve-into"], count=2)
+    labels = k.widgets[picker]["_options_labels"]
+    assert labels[0] == "Yes, and use auto mode" and k.widgets[picker]["index"] == 0
+    _pick(k, "Yes, manually approve edits")
+    k.click(k.wait_widget("ButtonModel", description="Approve", count=2))
+    assert k.wait_until(lambda: _marker(k)[0] == "mode Manual", 30)
+    assert "'default' in the SDK" in _marker(k)[1]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="as root the CLI refuses bypassPermissions")
+def test_a_mode_the_cli_does_not_switch_to_is_said_in_one_line(kernel: Kernel,
+                                                               workdir: Path) -> None:
+    k = kernel  # as root, without IS_SANDBOX, the CLI does not go into bypassPermissions
+    k.execute("%%claude --scripted plan_modes.yaml --plan --mode default\nPlan a greeting")
+    _pick(k, "Yes, and switch to Bypass Permissions")
+    k.click(k.wait_widget("ButtonModel", description="Approve"))
+    # the CLI went to default: the marker says so and what it refused, the turn in one line
+    assert k.wait_until(lambda: _marker(k)[0].startswith("mode Manual (refused: "), 30)
+    assert "did not switch to Bypass Permissions (bypassPermissions)" in _marker(k)[0]
+    assert k.wait_until(lambda: "Mode not switched: the CLI did not switch to Bypass "
+                        "Permissions" in k.html_text() + " ".join(k.markdown_outputs()), 30)
+    assert k.eval("plan_widgets.get().mode") == "'default'"
+    # and the session is truly in default: the Write asks
+    k.click(k.wait_widget("ButtonModel", description="Allow", timeout=60))
+    assert k.execute("print(await plan_widgets.get().wait(60))")["text"].strip() == "idle"
+    assert (workdir / "hello.py").exists()
