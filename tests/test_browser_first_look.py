@@ -128,7 +128,7 @@ def test_a_plan_turn_a_new_user_sees(tmp_path: Path, ui: str) -> None:
             shot(turn, "turn-static")
             shot(tasks, "checklist")
             bar = cell.locator(".pw-control-bar").first
-            expect(bar).to_contain_text("mode acceptEdits")
+            expect(bar).to_contain_text("mode Accept edits")
             # its display was updated as the markers changed (the line a saved notebook
             # keeps): still one bar, live
             expect(cell.locator(".pw-control-bar")).to_have_count(1)
@@ -198,7 +198,7 @@ def test_the_demo_notebook_as_saved(tmp_path: Path, ui: str) -> None:
             turn = page.locator(".pw-turn.pw-static").first
             expect(turn.locator(".pw-card-plan")).to_contain_text("Approved")
             expect(page.locator(".pw-control-line").first).to_contain_text(
-                re.compile(r"session default · mode acceptEdits · model \S+"))
+                re.compile(r"session default · mode Accept edits · model \S+"))
             text = page.locator(".jp-Notebook").inner_text()
             for stale in ("Waiting for you", "Error displaying widget", "model not found",
                           "mode ?", "/root/", "/tmp/"):

@@ -59,8 +59,8 @@ def test_a_plan_turn_saved_tells_the_truth_and_the_bar_keeps_only_what_holds(
     # and its control line names what the CLI reported (not "mode ? model ?").
     model = kernel.eval("plan_widgets.get().model").strip("'")
     bar = first.displays()[0]["data"]
-    assert bar["text/plain"] == f"session default · mode plan · model {model}", bar
-    assert _words(bar["text/markdown"]) == f"session default · mode plan · model {model}"
+    assert bar["text/plain"] == f"session default · mode Plan · model {model}", bar
+    assert _words(bar["text/markdown"]) == f"session default · mode Plan · model {model}"
     turn = first.displays()[-1]["data"]
     assert f"{WAITING} (plan) on the card above" in turn["text/plain"]
     assert f"{WAITING} (plan) on the card above" in _words(turn["text/markdown"])
@@ -77,7 +77,7 @@ def test_a_plan_turn_saved_tells_the_truth_and_the_bar_keeps_only_what_holds(
     assert "Approved" in static_turn(first) and "Done: `hello.py`" in _words(
         static_turn(first)) or "Done:" in static_turn(first)
     bar = first.displays()[0]["data"]
-    assert bar["text/plain"] == f"session default · mode acceptEdits · model {model}"
+    assert bar["text/plain"] == f"session default · mode Accept edits · model {model}"
 
     # The turn changed a file: the bar offers Rewind files (turn 1), and the context meter.
     rewind = kernel.wait_widget("ButtonModel", description="Rewind files (turn 1)")

@@ -57,9 +57,9 @@ def test_the_first_cells_line_follows_the_markers_and_names_the_session(
         bar.refresh()  # the session notifies its subscribers; the bar refreshes
         # still live, and what a notebook saved now (no widget state) shows is right
         assert WIDGET_VIEW in handle.last
-        assert _plain(handle.last) == "session default · mode acceptEdits · model claude-test"
+        assert _plain(handle.last) == "session default · mode Accept edits · model claude-test"
         assert _words(handle.last["text/markdown"]) == (
-            "session default · mode acceptEdits · model claude-test")
+            "session default · mode Accept edits · model claude-test")
         updates = len(handle.shown)
         s.status = "idle"
         bar.refresh()  # nothing the line says changed: no re-render of the live bar

@@ -77,6 +77,6 @@ def test_the_check_catches_what_the_old_notebooks_held() -> None:
     for what, text in held.items():
         assert STALE[what].search(text), what
     for fine in ("~/.claude/plans/add-a-greeting.md", "~/scratch/plan-widgets-x/hello.py",
-                 "session default · mode acceptEdits · model claude-opus-5-5",
+                 "session default · mode Accept edits · model claude-opus-5-5",
                  "the model? it answered"):
         assert not any(p.search(fine) for p in STALE.values()), fine

@@ -140,15 +140,17 @@ class ControlBar(w.HBox):
         mode, model = ran_under or (st.mode, st.model)
         return html_block(
             f'<small class="pw-control-line">session {escape(self.session.name)} · mode '
-            f"<b>{escape(mode or '?')}</b> · model <b>{escape(model or '?')}</b></small>",
+            f'<b title="{escape(mode_tooltip(mode))}">{escape(mode_title(mode) or "?")}</b>'
+            f" · model <b>{escape(model or '?')}</b></small>",
             "pw-html")
 
     def plain_line(self, ran_under: tuple[str | None, str | None] | None = None) -> str:
-        """The static line as plain text ("session default · mode plan · model …": the name
-        said as the session's, so "default" does not read as a mode)."""
+        """The static line as plain text ("session default · mode Plan · model …": the name
+        said as the session's, the mode as the CLI's UI names it, like the live marker)."""
         st = self.session.state
         mode, model = ran_under or (st.mode, st.model)
-        return f"session {self.session.name} · mode {mode or '?'} · model {model or '?'}"
+        return (f"session {self.session.name} · mode {mode_title(mode) or '?'}"
+                f" · model {model or '?'}")
 
     def _static(self, handle: Any, ran_under: tuple[str | None, str | None] | None) -> None:
         try:
