@@ -144,7 +144,7 @@ def test_thirty_turns_static_closed_and_a_pending_card_still_works(
         else:
             assert WIDGET_VIEW not in bar and "pw-control-line" in bar["text/markdown"]
             assert re.sub(r"<[^>]+>", "", bar["text/markdown"]).split() == [
-                "session", "default", "·", "mode", "acceptEdits", "·", "model", model], bar
+                "session", "default", "·", "mode", "Accept", "edits", "·", "model", model], bar
 
     # Their widget models are closed: what stays is the two sessions' control bars and the
     # cards still waiting (the plan card and its copy).

@@ -353,12 +353,12 @@ def test_the_control_bar_is_live_in_its_newest_cell_only(comms: Comms,
         s.state.mode = "plan"
         second = bar.show()
         assert "application/vnd.jupyter.widget-view+json" not in first.last
-        assert "acceptEdits" in first.last["text/plain"]  # what its turn ran under
+        assert "Accept edits" in first.last["text/plain"]  # what its turn ran under
         assert "application/vnd.jupyter.widget-view+json" in second.last
         # a new session of the same name: the old bar retires and closes
         ControlBar(_session()).show()
         assert bar.closed and bar.comm is None
-        assert "plan" in second.last["text/plain"]
+        assert "mode Plan" in second.last["text/plain"]
 
     run(main())
 
