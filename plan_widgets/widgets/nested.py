@@ -23,10 +23,9 @@ import ipywidgets as w
 
 from ..render.agents import agent_state, count, error_state
 from ..render.markdown import escape, html_block, render_html, summarize
-from .cards import card_for
+from .kinds import card_for, card_html
 from .markdown import html_output, set_html
 from .shared import shared
-from .static import card_html
 
 if TYPE_CHECKING:
     from ..agent.decisions import Decision

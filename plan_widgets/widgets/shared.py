@@ -8,6 +8,7 @@ docs/benchmarks.md, figure 2). Shared models are never mutated and never closed.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -22,6 +23,7 @@ _CARD_BOX = {"display": "flex", "flex_flow": "row wrap", "align_items": "center"
              "padding": "6px 10px", "margin": "6px 0"}
 CARD_COLORS = {"plan": "#7c3aed", "question": "#2563eb", "tool": "#b45309"}
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+log = logging.getLogger("plan_widgets")
 
 
 def widget_bundle(widget: w.Widget, **fallbacks: str) -> dict[str, Any]:
@@ -30,6 +32,15 @@ def widget_bundle(widget: w.Widget, **fallbacks: str) -> dict[str, Any]:
     return {WIDGET_VIEW: {"version_major": 2, "version_minor": 0, "model_id": widget.model_id},
             **{k.replace("_", "/", 1): v for k, v in fallbacks.items()}}
 
+
+def update_display(handle: Any, bundle: dict[str, Any], what: str) -> None:
+    """Show ``bundle`` in ``handle``'s display. A frontend channel that is gone (a closed
+    page, a kernel shutting down) must not break the decision, turn or session behind it:
+    the failure is logged (``what`` names whose display it was) and the caller goes on."""
+    try:
+        handle.update(bundle, raw=True)
+    except Exception:  # whatever the channel raises: the display is lost, the work is not
+        log.debug("could not update the %s's display", what, exc_info=True)
 
 
 def _card_layout(color: str) -> Callable[[], w.Widget]:

@@ -21,13 +21,12 @@ from ..agent.decisions import Decision
 from ..render.agents import AGENT_TOOLS, error_state
 from ..render.code import highlight_python
 from ..render.markdown import WRAP_STYLE, escape, html_block, render_html, summarize
-from .cards import Card, card_for
 from .control import ControlBar
 from .follow import CellStack
+from .kinds import Card, card_for, card_html, decision_markdown
 from .markdown import StreamingMarkdown, html_output, set_html
 from .nested import Nested
-from .shared import close_tree, look, shared, widget_bundle
-from .static import card_html, decision_markdown
+from .shared import close_tree, look, shared, update_display, widget_bundle
 
 if TYPE_CHECKING:
     from ..agent.session import Session
@@ -339,16 +338,13 @@ class WidgetTurnView(w.VBox):
         self.static = True
         self._update_static()
         for card in self.cards:
-            card._closed = True
+            card.closed_with_turn()
         close_tree([self])
 
     def _update_static(self) -> None:
         if self._handle is None:
             return
-        try:
-            self._handle.update(self.static_bundle(), raw=True)
-        except Exception:  # a closed frontend channel must not break the turn
-            pass
+        update_display(self._handle, self.static_bundle(), "turn")
 
     # -- static rendering and fallbacks ----------------------------------------------------------
     def fallback_markdown(self) -> str:
