@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...agent.decisions import Decision
+from ..shared import card_color
 from . import code, plan, question, tool
 from .frame import Card, Kind
 from .plan import PlanCard
@@ -26,6 +27,9 @@ from .tool import ToolCard
 KINDS: dict[str, Kind[Any]] = {k.name: k for k in (plan.KIND, question.KIND, code.KIND,
                                                    tool.KIND)}
 """Every kind by its name, in the order they are asked (a special case before its kind)."""
+for _kind in KINDS.values():
+    if _kind.color:
+        card_color(_kind.name, _kind.color)
 
 
 def kind_of(d: Decision) -> Kind[Any]:

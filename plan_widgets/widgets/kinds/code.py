@@ -35,5 +35,6 @@ def static_html(d: ToolDecision) -> str:
     return static_card(d, tool.head(d, preview))
 
 
-KIND = Kind[ToolDecision]("code", is_code, card, static_html, tool.markdown, tool.show_text,
-                          tool.ask_text)
+KIND = Kind[ToolDecision](
+    name="code", color=None, matches=is_code, card=card, static_html=static_html,
+    markdown=tool.markdown, show_text=tool.show_text, ask_text=tool.ask_text)

@@ -14,7 +14,6 @@ the status line, the border) is drawn here from the decision's one description
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
@@ -26,7 +25,15 @@ from ...agent.decisions import Decision
 from ...render.decision import Described, asker_html, state_text, status_html
 from ...render.markdown import WRAP_STYLE, html_block
 from ...render.prompts import Choice
-from ..shared import CARD_COLORS, close_tree, look, shared, update_display, widget_bundle
+from ..shared import (
+    CARD_COLORS,
+    close_tree,
+    look,
+    shared,
+    soon,
+    update_display,
+    widget_bundle,
+)
 
 
 class Terminal(Protocol):
@@ -54,6 +61,9 @@ class Kind(Generic[D]):
     :mod:`plan_widgets.widgets.kinds`)."""
 
     name: str
+    color: str | None
+    """Its cards' colour; None for a kind shown as the kind it narrows (kernel code is a tool
+    permission). A kind with a colour is named as its decisions' ``kind``."""
     matches: Callable[[Decision], bool]
     """Whether a decision is of this kind (the registry asks the kinds in order)."""
     card: Callable[[D], Card]
@@ -175,11 +185,3 @@ def lines_html(safe_html: str) -> str:
     """Text in an HTML widget, with a line height of its own: the widget's (28 px, to line up
     with buttons) made text that wraps look double-spaced."""
     return f'<div style="line-height:1.45">{safe_html}</div>'
-
-
-def soon(fn: Callable[[], Any]) -> None:
-    """Run ``fn`` after the current callback (a card is not closed inside its own click)."""
-    try:
-        asyncio.get_running_loop().call_soon(fn)
-    except RuntimeError:
-        fn()

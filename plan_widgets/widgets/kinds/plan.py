@@ -143,5 +143,6 @@ def revision_lines(d: PlanDecision) -> list[str]:
     return ["Your comments on the previous plan:", *out] if out else []
 
 
-KIND = Kind[PlanDecision]("plan", lambda d: isinstance(d, PlanDecision), PlanCard, static_html,
-                          markdown, show_text, ask_text)
+KIND = Kind[PlanDecision](
+    name="plan", color="#7c3aed", matches=lambda d: isinstance(d, PlanDecision), card=PlanCard,
+    static_html=static_html, markdown=markdown, show_text=show_text, ask_text=ask_text)

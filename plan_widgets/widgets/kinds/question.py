@@ -239,5 +239,7 @@ async def ask_text(d: QuestionDecision, io: Terminal) -> None:
     d.answer(answers, by="user")
 
 
-KIND = Kind[QuestionDecision]("question", lambda d: isinstance(d, QuestionDecision),
-                              QuestionCard, static_html, markdown, show_text, ask_text)
+KIND = Kind[QuestionDecision](
+    name="question", color="#2563eb", matches=lambda d: isinstance(d, QuestionDecision),
+    card=QuestionCard, static_html=static_html, markdown=markdown, show_text=show_text,
+    ask_text=ask_text)

@@ -14,7 +14,7 @@ from typing import Any
 
 import ipywidgets as w
 
-from ...agent.decisions import Decision, ToolDecision
+from ...agent.decisions import ToolDecision
 from ...agent.gate import EDIT_TOOLS
 from ...render import prompts
 from ...render.decision import suggestion_text, title_html, wrapping
@@ -130,9 +130,6 @@ async def ask_text(d: ToolDecision, io: Terminal) -> None:
         d.deny(await io.ask("reason (optional): "), by="user")
 
 
-def _is_tool(d: Decision) -> bool:
-    return isinstance(d, ToolDecision)
-
-
-KIND = Kind[ToolDecision]("tool", _is_tool, ToolCard, static_html, markdown, show_text,
-                          ask_text)
+KIND = Kind[ToolDecision](
+    name="tool", color="#b45309", matches=lambda d: isinstance(d, ToolDecision), card=ToolCard,
+    static_html=static_html, markdown=markdown, show_text=show_text, ask_text=ask_text)
