@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ..agent.checklist import FOLDED_TOOLS
 from ..agent.decisions import Decision
@@ -21,9 +21,11 @@ from ..agent.tasks import spawn
 from ..render import prompts
 from ..render.agents import AGENT_TOOLS, agent_state, asker, count, first_line
 from ..render.markdown import summarize
-from ..widgets.kinds import kind_of
 from . import lineinput
 from .termout import MarkdownStream, TerminalOut, terminal_safe
+
+if TYPE_CHECKING:
+    from ..widgets.kinds import Kind
 
 _SUB_LINES = 6  # lines of a subagent's text block shown in a terminal
 
@@ -154,15 +156,24 @@ class TextTurnView:
         if who:
             self.out.line("")
             self.out.line(who, style="bold magenta")
-        kind_of(decision).show_text(decision, _Prompt(self, decision))
+        _kind(decision).show_text(decision, _Prompt(self, decision))
         if self.interactive:
             spawn(self._ask(decision))
 
     async def _ask(self, d: Decision) -> None:
         try:
-            await kind_of(d).ask_text(d, _Prompt(self, d))
+            await _kind(d).ask_text(d, _Prompt(self, d))
         except (EOFError, OSError):
             d.expire("close")
+
+
+def _kind(d: Decision) -> Kind[Any]:
+    """``d``'s kind, whose terminal form shows and asks it. Its module holds its card too
+    (ipywidgets): imported when a decision first shows, so a terminal session that is never
+    asked anything loads no widget library."""
+    from ..widgets.kinds import kind_of
+
+    return kind_of(d)
 
 
 class _Prompt:

@@ -42,7 +42,8 @@ class Terminal(Protocol):
     def line(self, text: str, style: str | None = None) -> None: ...
     def panel(self, title: str, src: str, note: str | None = None) -> None: ...
     def safe(self, text: Any) -> str:
-        """Model text made safe for the terminal (for a prompt: lines are made safe anyway)."""
+        """Model text made safe for the terminal: for a prompt (printed lines are made safe
+        by the output itself)."""
         ...
     async def ask(self, prompt: str) -> str:
         """One line typed (raises ``EOFError`` once the decision ended without it)."""
