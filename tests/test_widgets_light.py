@@ -138,6 +138,33 @@ def _card(kind: str) -> Any:
     return card_for(ToolDecision("Write", {"file_path": "/x", "content": "y"}, SUGGESTION))
 
 
+# -- one module per decision kind -------------------------------------------------------------
+def test_every_decision_kind_has_its_module_with_a_colour() -> None:
+    """A decision class (agent/decisions.py) is shown by the kind module of its name, which
+    gives its cards' colour (registered with their shared layout)."""
+    from plan_widgets.agent.decisions import KINDS as DECISIONS
+    from plan_widgets.widgets.kinds import KINDS
+    from plan_widgets.widgets.shared import CARD_COLORS
+
+    for name in DECISIONS:
+        assert KINDS[name].color and CARD_COLORS[name] == KINDS[name].color
+
+
+def test_kernel_code_is_a_kind_shown_as_a_tool_card(comms: Comms) -> None:
+    from plan_widgets.widgets.kinds import card_html, kind_of
+    from plan_widgets.widgets.kinds.tool import ToolCard
+
+    async def main() -> None:
+        code = ToolDecision("mcp__kernel__run_code", {"code": "x = 1"}, [])
+        other = ToolDecision("mcp__kernel__run_code", {"cell": "x = 1"}, [])
+        assert kind_of(code).name == "code" and kind_of(other).name == "tool"
+        card = kind_of(code).card(code)
+        assert isinstance(card, ToolCard) and "pw-card-tool" in card._dom_classes
+        assert "<pre>" not in card_html(code) and "<pre>" in card_html(other)
+
+    run(main())
+
+
 # -- lighter cards ---------------------------------------------------------------------------
 @pytest.mark.parametrize("kind", ["plan", "question", "tool"])
 def test_a_card_costs_at_most_half_the_comm_opens(comms: Comms, kind: str) -> None:

@@ -19,7 +19,8 @@ from ..agent.checklist import FOLDED_TOOLS
 from ..agent.decisions import Decision
 from ..agent.tasks import spawn
 from ..render import prompts
-from ..render.agents import AGENT_TOOLS, agent_state, asker, count, first_line
+from ..render.agents import AGENT_TOOLS, agent_state, count, first_line
+from ..render.decision import Described
 from ..render.markdown import summarize
 from . import lineinput
 from .termout import MarkdownStream, TerminalOut, terminal_safe
@@ -152,7 +153,7 @@ class TextTurnView:
 
     def decision(self, decision: Decision) -> None:
         self._md.flush()
-        who = asker(decision)  # a subagent asks: say which
+        who = Described.of(decision).asker  # a subagent asks: say which (as its card does)
         if who:
             self.out.line("")
             self.out.line(who, style="bold magenta")
