@@ -40,7 +40,7 @@ UI_NAMES = {"lab": "JupyterLab", "notebook": "Notebook 7"}
 # What MathJax leaves in the page when it typesets something (v2, v3/v4).
 MATHJAX = "mjx-container, mjx-math, .MathJax, .MathJax_Display, .MathJax_Preview"
 # Elements and attributes that must never appear in an output: each would be a live payload.
-# (One exception, in assert_nothing_ran: a question card's own trusted <style>, _RADIO_CSS, as
+# (One exception, in assert_nothing_ran: a question card's own trusted <style>, RADIO_CSS, as
 # it is, character for character.)
 EXECUTABLE = (
     "script, iframe, object, embed, style, [onerror], [onload], [onclick], "
@@ -264,11 +264,11 @@ def assert_nothing_ran(page: Any, dialogs: list[str]) -> None:
     assert pwned is None and dialogs == [], (
         f"a hostile payload ran: window.__pwned = {pwned}, dialogs: {dialogs}"
     )
-    from plan_widgets.widgets.cards import _RADIO_CSS
+    from plan_widgets.widgets.kinds.question import RADIO_CSS
 
     live = page.locator(".jp-OutputArea").locator(EXECUTABLE)
     found = [html for k in range(live.count())
-             if (html := live.nth(k).evaluate("e => e.outerHTML")) != _RADIO_CSS]
+             if (html := live.nth(k).evaluate("e => e.outerHTML")) != RADIO_CSS]
     assert found == [], f"executable HTML reached the page: {[x[:200] for x in found]}"
 
 

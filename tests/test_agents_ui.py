@@ -419,7 +419,7 @@ def test_claude_agents_table_escapes_descriptions() -> None:
 
 # -- 6. cards name the agent that asks ------------------------------------------------------------
 def test_static_and_text_cards_name_the_agent(comms: Comms) -> None:
-    from plan_widgets.widgets.static import card_html, decision_markdown
+    from plan_widgets.widgets.kinds import card_html, decision_markdown
 
     async def main() -> Any:
         d = ToolDecision("Write", {"file_path": "/x", "content": "y"}, [])

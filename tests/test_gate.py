@@ -12,7 +12,8 @@ from plan_widgets.agent.gate import Gate
 from plan_widgets.agent.sdk import to_sdk
 from plan_widgets.agent.seam import PermissionRequest
 from plan_widgets.model.options import SessionOptions
-from plan_widgets.widgets.cards import ToolCard, suggestion_text
+from plan_widgets.render.decision import suggestion_text
+from plan_widgets.widgets.kinds.tool import ToolCard
 
 
 # -- pure logic: the gate and decisions (no kernel, no CLI) ---------------------------------

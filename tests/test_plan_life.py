@@ -428,7 +428,7 @@ def _head(card: Any) -> str:
 
 def test_the_plan_card_edits_previews_and_approves_the_edit() -> None:
     async def main() -> None:
-        from plan_widgets.widgets.cards import PlanCard, card_html, decision_markdown
+        from plan_widgets.widgets.kinds import PlanCard, card_html, decision_markdown
 
         d = PlanDecision(PLAN["plan"], PLAN["planFilePath"], "default", tool_input=PLAN)
         card = PlanCard(d)
@@ -465,7 +465,7 @@ def test_the_plan_card_edits_previews_and_approves_the_edit() -> None:
 
 def test_keep_planning_from_the_editor_sends_only_the_feedback() -> None:
     async def main() -> None:
-        from plan_widgets.widgets.cards import PlanCard, card_html
+        from plan_widgets.widgets.kinds import PlanCard, card_html
 
         d = PlanDecision(PLAN["plan"], None, "default", tool_input=PLAN)
         card = PlanCard(d)
@@ -488,7 +488,7 @@ def test_keep_planning_from_the_editor_sends_only_the_feedback() -> None:
 def test_a_revised_plan_card_opens_on_changes_and_toggles_to_the_plan() -> None:
     async def main() -> None:
         from plan_widgets.agent.decisions import DecisionBook
-        from plan_widgets.widgets.cards import PlanCard, card_html, decision_markdown
+        from plan_widgets.widgets.kinds import PlanCard, card_html, decision_markdown
 
         book = DecisionBook()
         first = PlanDecision("# Plan v1\n\n1. Create `hello.py`.\n", None, "default")

@@ -541,9 +541,9 @@ BASH = "rm -rf $HOME/build && cp $SRC/x /tmp\n\necho \\(done\\) $$\\phantom{x}$$
 
 
 def test_set_html_tool_preview_has_no_raw_tex_and_keeps_blank_lines() -> None:
-    from plan_widgets.widgets.cards import _tool_preview
+    from plan_widgets.widgets.kinds.tool import preview
 
-    out = _set_html(_tool_preview("Bash", {"command": BASH}))
+    out = _set_html(preview("Bash", {"command": BASH}))
     assert out.split("\n", 1)[0] == '<div class="pw-html tex2jax_ignore mathjax_ignore">'
     assert out.endswith("\n</div>") and out.count("<div") == 1
     assert "$" not in out and "\\" not in out, out

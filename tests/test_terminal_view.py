@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 
 from plan_widgets.agent.decisions import PlanDecision, QuestionDecision, ToolDecision
-from plan_widgets.ipython import plan_terminal, prompts
 from plan_widgets.ipython.termout import MarkdownStream, TerminalOut, terminal_safe
 from plan_widgets.ipython.textview import TextTurnView
+from plan_widgets.render import prompts
+from plan_widgets.widgets.kinds import plan as plan_kind
 
 # -- typing a cell: Enter continues a %%claude cell as it does any cell magic -----------------
 
@@ -146,7 +147,7 @@ def test_plan_prompt_asks_again_until_a_choice() -> None:
         d = PlanDecision("# Plan\n\n1. step", "/p/plan.md", "default")
         o = await decide(view, d)
         assert (o.status, o.by, o.mode) == ("approved", "user", "acceptEdits")
-        assert asked == [plan_terminal.PLAN_PROMPT] * 4
+        assert asked == [plan_kind.PLAN_PROMPT] * 4
         out = buf.getvalue()
         assert "Nothing was chosen: type a to approve" in out
         assert "'y' is not a choice" in out and "'aprove' is not a choice" in out

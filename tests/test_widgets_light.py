@@ -107,9 +107,10 @@ def displays(monkeypatch: pytest.MonkeyPatch) -> list[Handle]:
         shown.append(Handle(bundle))
         return shown[-1]
 
-    from plan_widgets.widgets import cards, control, turn
+    from plan_widgets.widgets import control, turn
+    from plan_widgets.widgets.kinds import frame
 
-    for mod in (cards, control, turn):
+    for mod in (frame, control, turn):
         monkeypatch.setattr(mod, "display", display)
     return shown
 
@@ -128,13 +129,40 @@ def run(coro: Any) -> Any:
 
 
 def _card(kind: str) -> Any:
-    from plan_widgets.widgets.cards import card_for
+    from plan_widgets.widgets.kinds import card_for
 
     if kind == "plan":
         return card_for(PlanDecision("# Plan\n\n1. step", "/tmp/p.md", "default"))
     if kind == "question":
         return card_for(QuestionDecision(QUESTIONS))
     return card_for(ToolDecision("Write", {"file_path": "/x", "content": "y"}, SUGGESTION))
+
+
+# -- one module per decision kind -------------------------------------------------------------
+def test_every_decision_kind_has_its_module_with_a_colour() -> None:
+    """A decision class (agent/decisions.py) is shown by the kind module of its name, which
+    gives its cards' colour (registered with their shared layout)."""
+    from plan_widgets.agent.decisions import KINDS as DECISIONS
+    from plan_widgets.widgets.kinds import KINDS
+    from plan_widgets.widgets.shared import CARD_COLORS
+
+    for name in DECISIONS:
+        assert KINDS[name].color and CARD_COLORS[name] == KINDS[name].color
+
+
+def test_kernel_code_is_a_kind_shown_as_a_tool_card(comms: Comms) -> None:
+    from plan_widgets.widgets.kinds import card_html, kind_of
+    from plan_widgets.widgets.kinds.tool import ToolCard
+
+    async def main() -> None:
+        code = ToolDecision("mcp__kernel__run_code", {"code": "x = 1"}, [])
+        other = ToolDecision("mcp__kernel__run_code", {"cell": "x = 1"}, [])
+        assert kind_of(code).name == "code" and kind_of(other).name == "tool"
+        card = kind_of(code).card(code)
+        assert isinstance(card, ToolCard) and "pw-card-tool" in card._dom_classes
+        assert "<pre>" not in card_html(code) and "<pre>" in card_html(other)
+
+    run(main())
 
 
 # -- lighter cards ---------------------------------------------------------------------------
@@ -231,10 +259,10 @@ def test_a_single_choice_with_other_sends_both(comms: Comms) -> None:
 
 
 def test_a_checkbox_label_with_tex_is_never_math(comms: Comms) -> None:
-    from plan_widgets.widgets.cards import _checkbox
+    from plan_widgets.widgets.kinds.question import checkbox
 
     async def main() -> Any:
-        return _checkbox({"label": "Delete $\\phantom{all}$ files", "description": "$5"})
+        return checkbox({"label": "Delete $\\phantom{all}$ files", "description": "$5"})
 
     box = run(main())
     assert box.description_allow_html
@@ -246,7 +274,7 @@ def test_a_checkbox_label_with_tex_is_never_math(comms: Comms) -> None:
 
 def test_a_decided_card_copy_becomes_static_and_closes(comms: Comms,
                                                        displays: list[Handle]) -> None:
-    from plan_widgets.widgets.cards import show_card
+    from plan_widgets.widgets.kinds import show_card
 
     async def main() -> Any:
         d = ToolDecision("Bash", {"command": "ls $HOME"}, [])
@@ -267,7 +295,7 @@ def test_a_decided_card_copy_becomes_static_and_closes(comms: Comms,
 # -- cards that read well --------------------------------------------------------------------
 def test_card_headings_stay_below_the_card_title() -> None:
     from plan_widgets.render.markdown import CARD_TITLE_STYLE, render_html
-    from plan_widgets.widgets.cards import card_html
+    from plan_widgets.widgets.kinds import card_html
 
     def size(style: str) -> float:
         m = re.search(r"font-size:([\d.]+)em", style)
@@ -450,7 +478,7 @@ def _live_html() -> str:
 def test_a_remote_image_loads_nowhere_a_turn_shows(comms: Comms,
                                                    displays: list[Handle]) -> None:
     from plan_widgets.widgets import ControlBar, WidgetTurnView
-    from plan_widgets.widgets.cards import card_html
+    from plan_widgets.widgets.kinds import card_html
 
     def shown_safely(out: str) -> None:
         assert "evil.example/c.png" in out  # the link is there ...

@@ -4,23 +4,29 @@ Replies and plans are Markdown rendered with ``rich`` when it is installed and t
 terminal, plain text otherwise (``termout``); everything from the model is made terminal-safe.
 Decisions are asked at the prompt: ``input()`` runs in a worker thread so the event loop (and
 with it the CLI's messages) keeps going while the user types, and the decision is resolved
-back on the loop. An answer that is not one of the choices is asked again (``prompts``).
+back on the loop. An answer that is not one of the choices is asked again
+(:mod:`plan_widgets.render.prompts`). What a decision shows and asks is its kind's terminal
+form (:mod:`plan_widgets.widgets.kinds`).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ..agent.checklist import FOLDED_TOOLS
-from ..agent.decisions import Decision, PlanDecision, QuestionDecision, ToolDecision
+from ..agent.decisions import Decision
 from ..agent.tasks import spawn
-from ..render.agents import AGENT_TOOLS, agent_state, asker, count, first_line
+from ..render import prompts
+from ..render.agents import AGENT_TOOLS, agent_state, count, first_line
+from ..render.decision import Described
 from ..render.markdown import summarize
-from . import lineinput, prompts
-from .plan_terminal import ask_plan, revision_lines
+from . import lineinput
 from .termout import MarkdownStream, TerminalOut, terminal_safe
+
+if TYPE_CHECKING:
+    from ..widgets.kinds import Kind
 
 _SUB_LINES = 6  # lines of a subagent's text block shown in a terminal
 
@@ -147,103 +153,76 @@ class TextTurnView:
 
     def decision(self, decision: Decision) -> None:
         self._md.flush()
-        who = asker(decision)  # a subagent asks: say which
+        who = Described.of(decision).asker  # a subagent asks: say which (as its card does)
         if who:
             self.out.line("")
             self.out.line(who, style="bold magenta")
-        if isinstance(decision, PlanDecision):
-            note = f"plan file: {decision.plan_file}" if decision.plan_file else None
-            if decision.previous_plan is not None:  # a revision: what changed first
-                from ..render.diff import unified_diff
-
-                self.out.line("Changes from the previous plan:", style="bold")
-                for ln in unified_diff(decision.previous_plan, decision.plan).splitlines()[2:]:
-                    style = "green" if ln.startswith("+") else "red" if ln.startswith("-") \
-                        else "dim" if ln.startswith("@@") else None
-                    self.out.line(ln, style=style)
-                for ln in revision_lines(decision):  # model text is made safe by the output
-                    self.out.line(ln, style="cyan")
-            self.out.panel("Plan proposed", decision.plan, note)
-        elif isinstance(decision, QuestionDecision):
-            for q in decision.questions:
-                multi = " (choose one or more)" if q.get("multiSelect") else ""
-                self.out.line("")
-                self.out.line(f"? {q.get('question', '')}{multi}", style="bold")
-                for i, o in enumerate(q.get("options") or [], 1):
-                    desc = o.get("description") or ""
-                    self.out.line(f"   {i}. {o.get('label', '')}" + (f"  {desc}" if desc else ""))
-        elif isinstance(decision, ToolDecision):
-            self.out.line("")
-            self.out.line(f"Allow {decision.tool} {summarize(decision.input, 160)}?",
-                          style="bold")
-            if decision.suggestions:
-                from ..widgets.cards import suggestion_text  # the card's words for a rule
-
-                rules = "; ".join(suggestion_text(x) for x in decision.suggestions)
-                self.out.line(f"  always would: {summarize(rules, 160)}", style="dim")
+        _kind(decision).show_text(decision, _Prompt(self, decision))
         if self.interactive:
             spawn(self._ask(decision))
 
     async def _ask(self, d: Decision) -> None:
-        loop = asyncio.get_running_loop()
-        ended = asyncio.Event()  # the decision ended (answered, expired, interrupted)
-        d.on_resolved(lambda _d: _soon(loop, ended.set))
-
-        async def ask(prompt: str) -> str:
-            # read in a worker thread, so the loop goes on; resolved back here. The terminal's
-            # reader gives up when the decision ends without an answer (lineinput).
-            if self.read_line is None:
-                line = await lineinput.read_line(prompt, ended)
-            else:
-                line = await loop.run_in_executor(None, self.read_line, prompt)
-            if line is None or d.done:  # decided meanwhile: this answer is for nothing
-                if line is None:
-                    self.out.line("")  # the prompt's line, left unanswered, ends here
-                raise EOFError
-            return line.strip()
-
-        async def pick(prompt: str, choices: tuple[prompts.Choice, ...]) -> prompts.Choice:
-            while True:
-                answer = await ask(prompt)
-                c = prompts.choose(answer, choices)
-                if c is not None:
-                    return c
-                self.out.line(prompts.not_a_choice(answer, choices), style="yellow")
-
         try:
-            if isinstance(d, PlanDecision):
-                await ask_plan(d, ask, pick, lambda text, style: self.out.line(text, style=style))
-            elif isinstance(d, QuestionDecision):
-                answers: dict[str, str | list[str]] = {}
-                several = len(d.questions) > 1
-                for q in d.questions:
-                    labels = [str(o.get("label", "")) for o in q.get("options") or []]
-                    multi = bool(q.get("multiSelect"))
-                    prompt = prompts.question_prompt(len(labels), multi)
-                    if several:
-                        name = " ".join(str(q.get("header") or q.get("question", "")).split())
-                        prompt = f"{terminal_safe(name)[:40]}: {prompt}"  # model text
-                    while True:
-                        raw = await ask(prompt)
-                        try:
-                            answers[str(q.get("question", ""))] = prompts.read_question_answer(
-                                raw, labels, multi)
-                            break
-                        except prompts.NotAChoice as e:
-                            self.out.line(str(e), style="yellow")
-                d.answer(answers, by="user")
-            elif isinstance(d, ToolDecision):
-                always = bool(d.suggestions)
-                c = await pick(prompts.tool_prompt(always), prompts.tool_choices(always))
-                if c is prompts.TOOL_ALLOW:
-                    d.allow(by="user")
-                elif c is prompts.TOOL_ALWAYS:
-                    d.allow(always=True, by="user")
-                else:
-                    d.deny(await ask("reason (optional): "), by="user")
+            await _kind(d).ask_text(d, _Prompt(self, d))
         except (EOFError, OSError):
             d.expire("close")
 
+
+def _kind(d: Decision) -> Kind[Any]:
+    """``d``'s kind, whose terminal form shows and asks it. Its module holds its card too
+    (ipywidgets): imported when a decision first shows, so a terminal session that is never
+    asked anything loads no widget library."""
+    from ..widgets.kinds import kind_of
+
+    return kind_of(d)
+
+
+class _Prompt:
+    """What a decision kind's terminal form prints with and asks with
+    (:class:`~plan_widgets.widgets.kinds.frame.Terminal`), for one decision of a text view.
+
+    ``input()`` runs in a worker thread, so the loop (and with it the CLI's messages) goes
+    on while the user types; the terminal's reader gives up when the decision ends without an
+    answer (``lineinput``)."""
+
+    def __init__(self, view: TextTurnView, d: Decision) -> None:
+        self.view = view
+        self.out = view.out
+        self.d = d
+        self._ended: asyncio.Event | None = None  # the decision ended (answered, expired, …)
+
+    def line(self, text: str, style: str | None = None) -> None:
+        self.out.line(text, style=style)
+
+    def panel(self, title: str, src: str, note: str | None = None) -> None:
+        self.out.panel(title, src, note)
+
+    def safe(self, text: Any) -> str:
+        return terminal_safe(text)
+
+    async def ask(self, prompt: str) -> str:
+        loop = asyncio.get_running_loop()
+        if self._ended is None:
+            ended = self._ended = asyncio.Event()
+            self.d.on_resolved(lambda _d: _soon(loop, ended.set))
+        # read in a worker thread, so the loop goes on; resolved back here
+        if self.view.read_line is None:
+            line = await lineinput.read_line(prompt, self._ended)
+        else:
+            line = await loop.run_in_executor(None, self.view.read_line, prompt)
+        if line is None or self.d.done:  # decided meanwhile: this answer is for nothing
+            if line is None:
+                self.out.line("")  # the prompt's line, left unanswered, ends here
+            raise EOFError
+        return line.strip()
+
+    async def pick(self, prompt: str, choices: tuple[prompts.Choice, ...]) -> prompts.Choice:
+        while True:
+            answer = await self.ask(prompt)
+            c = prompts.choose(answer, choices)
+            if c is not None:
+                return c
+            self.out.line(prompts.not_a_choice(answer, choices), style="yellow")
 
 
 def _soon(loop: asyncio.AbstractEventLoop, fn: Callable[[], Any]) -> None:

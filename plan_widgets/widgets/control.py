@@ -17,7 +17,7 @@ from ..agent.tasks import spawn
 from ..render.markdown import escape, html_block
 from .agents import bar_agents
 from .rewind import bar_rewind
-from .shared import close_tree, look, shared, warm, widget_bundle
+from .shared import close_tree, look, shared, update_display, warm, widget_bundle
 
 if TYPE_CHECKING:
     from ..agent.session import Session
@@ -153,11 +153,8 @@ class ControlBar(w.HBox):
                 f" · model {model or '?'}")
 
     def _static(self, handle: Any, ran_under: tuple[str | None, str | None] | None) -> None:
-        try:
-            handle.update({"text/markdown": self.static_line(ran_under),
-                           "text/plain": self.plain_line(ran_under)}, raw=True)
-        except Exception:  # a closed frontend channel must not break the session
-            pass
+        update_display(handle, {"text/markdown": self.static_line(ran_under),
+                                "text/plain": self.plain_line(ran_under)}, "control bar")
 
     def mimebundle(self) -> dict[str, Any]:
         """The live bar, with the static line for frontends without widgets."""
@@ -233,7 +230,4 @@ class ControlBar(w.HBox):
         if self._handle is None or st.mode is None or said == self._said:
             return
         self._said = said
-        try:
-            self._handle.update(self.mimebundle(), raw=True)
-        except Exception:  # a closed frontend channel must not break the session
-            pass
+        update_display(self._handle, self.mimebundle(), "control bar")

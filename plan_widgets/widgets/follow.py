@@ -23,7 +23,7 @@ from typing import Any, Protocol
 import ipywidgets as w
 
 from ..render.markdown import escape, html_block
-from .shared import close_tree, look, shared, widget_bundle
+from .shared import close_tree, look, shared, update_display, widget_bundle
 
 
 class WidgetTurnView(Protocol):
@@ -102,10 +102,7 @@ class CellStack:
         """Show the stack as it is now; once every member is static, close the container."""
         bundle = self.bundle()
         if self.handle is not None:
-            try:
-                self.handle.update(bundle, raw=True)
-            except Exception:  # a closed frontend channel must not break the turn
-                pass
+            update_display(self.handle, bundle, "cell")
         if self.box is not None and all(m.static for m in self.members):
             close_tree([self.box], keep=[m for m in self.members if not m.static])
             self.box = None

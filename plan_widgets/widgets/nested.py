@@ -23,10 +23,9 @@ import ipywidgets as w
 
 from ..render.agents import agent_state, count, error_state
 from ..render.markdown import escape, html_block, render_html, summarize
-from .cards import card_for
+from .kinds import card_for, card_html
 from .markdown import html_output, set_html
-from .shared import shared
-from .static import card_html
+from .shared import shared, soon
 
 if TYPE_CHECKING:
     from ..agent.decisions import Decision
@@ -254,7 +253,7 @@ class Nested:
         def follow() -> None:
             self.refresh(block)
             if not v.static and v._turn_done and d.done:
-                _soon(v._settle)
+                soon(v._settle)
 
         d.watch(follow)
         return True
@@ -284,12 +283,3 @@ class Nested:
         v = self.view
         out = None if v.static else html_output(safe, layout=shared("layout"))
         v._part(f"*{label}*", html_block(safe, "pw-html"), out)
-
-
-def _soon(fn: Any) -> None:
-    import asyncio
-
-    try:
-        asyncio.get_running_loop().call_soon(fn)
-    except RuntimeError:
-        fn()

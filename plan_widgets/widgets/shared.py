@@ -8,6 +8,8 @@ docs/benchmarks.md, figure 2). Shared models are never mutated and never closed.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -20,8 +22,11 @@ from ipywidgets.widgets.widget_string import HTMLStyle, TextStyle
 # width, buttons size to their text, and two "half" fields share a line when there is room.
 _CARD_BOX = {"display": "flex", "flex_flow": "row wrap", "align_items": "center",
              "padding": "6px 10px", "margin": "6px 0"}
-CARD_COLORS = {"plan": "#7c3aed", "question": "#2563eb", "tool": "#b45309"}
+CARD_COLORS: dict[str, str] = {}
+"""Each decision kind's colour (its cards' border, live and static), by the decision's kind:
+each kind gives its own (widgets/kinds registers them, see :func:`card_color`)."""
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+log = logging.getLogger("plan_widgets")
 
 
 def widget_bundle(widget: w.Widget, **fallbacks: str) -> dict[str, Any]:
@@ -30,6 +35,24 @@ def widget_bundle(widget: w.Widget, **fallbacks: str) -> dict[str, Any]:
     return {WIDGET_VIEW: {"version_major": 2, "version_minor": 0, "model_id": widget.model_id},
             **{k.replace("_", "/", 1): v for k, v in fallbacks.items()}}
 
+
+def soon(fn: Callable[[], Any]) -> None:
+    """Run ``fn`` after the current callback (a card or a turn is not closed inside its own
+    click); at once when no loop runs (widgets built by hand, in tests)."""
+    try:
+        asyncio.get_running_loop().call_soon(fn)
+    except RuntimeError:
+        fn()
+
+
+def update_display(handle: Any, bundle: dict[str, Any], what: str) -> None:
+    """Show ``bundle`` in ``handle``'s display. A frontend channel that is gone (a closed
+    page, a kernel shutting down) must not break the decision, turn or session behind it:
+    the failure is logged (``what`` names whose display it was) and the caller goes on."""
+    try:
+        handle.update(bundle, raw=True)
+    except Exception:  # whatever the channel raises: the display is lost, the work is not
+        log.debug("could not update the %s's display", what, exc_info=True)
 
 
 def _card_layout(color: str) -> Callable[[], w.Widget]:
@@ -49,7 +72,6 @@ _FACTORIES: dict[str, Callable[[], w.Widget]] = {
                                grid_template_columns="minmax(0, 1fr)"),
     "half": lambda: w.Layout(flex="1 1 240px"),
     "bar": lambda: w.Layout(align_items="center", flex_flow="row wrap"),
-    **{f"card-{kind}": _card_layout(color) for kind, color in CARD_COLORS.items()},
     # Rewind files' confirmation: a card of its own line in the control bar
     "card-rewind": lambda: w.Layout(border="2px solid #b91c1c", flex="1 1 100%", min_width="0",
                                     **_CARD_BOX),
@@ -61,6 +83,13 @@ _FACTORIES: dict[str, Callable[[], w.Widget]] = {
     "radio": DescriptionStyle,
 }
 _SHARED: dict[str, w.Widget] = {}
+
+
+def card_color(kind: str, color: str) -> None:
+    """The cards of decisions of ``kind`` have ``color``: their shared layout
+    (``card-<kind>``) and their static copies' border."""
+    CARD_COLORS[kind] = color
+    _FACTORIES[f"card-{kind}"] = _card_layout(color)
 
 
 def shared(name: str) -> w.Widget:

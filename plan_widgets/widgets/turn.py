@@ -21,13 +21,12 @@ from ..agent.decisions import Decision
 from ..render.agents import AGENT_TOOLS, error_state
 from ..render.code import highlight_python
 from ..render.markdown import WRAP_STYLE, escape, html_block, render_html, summarize
-from .cards import Card, card_for
 from .control import ControlBar
 from .follow import CellStack
+from .kinds import Card, card_for, card_html, decision_markdown
 from .markdown import StreamingMarkdown, html_output, set_html
 from .nested import Nested
-from .shared import close_tree, look, shared, widget_bundle
-from .static import card_html, decision_markdown
+from .shared import close_tree, look, shared, soon, update_display, widget_bundle
 
 if TYPE_CHECKING:
     from ..agent.session import Session
@@ -88,7 +87,8 @@ def _result_text(content: Any) -> str:
 
 
 class WidgetTurnView(w.VBox):
-    """The widget view of one turn (implements the session's ``TurnView``).
+    """The widget view of one turn (a :class:`~plan_widgets.agent.turn.TurnView`, with the
+    optional hooks the runner calls when a view has them).
 
     ``show()`` puts it in the current cell (after the session's control bar); ``turn_done()``
     makes it static once the turn has ended.
@@ -118,7 +118,7 @@ class WidgetTurnView(w.VBox):
         self._returned = False
         super().__init__(layout=shared("layout"), _dom_classes=("pw-turn",))
 
-    # -- optional hooks (the runner calls them if a view has them) ----------------------------
+    # -- optional hooks (the runner calls them if a view has them: runner._hook) -------------
     def tasks_updated(self, tasks: list[dict[str, Any]]) -> None:
         """The agent's task list changed: one checklist in the turn, updated in place (its
         final state stays in the static view)."""
@@ -146,14 +146,7 @@ class WidgetTurnView(w.VBox):
         text, html = files_changed_html(turn.number, turn.files, self.session.options.cwd)
         self._part(text, html)
 
-    def show(self) -> Any:
-        """Display the control bar and this view in the current cell; returns the view's
-        display handle."""
-        self._bar = self.control.show()
-        self._handle = display(self.mimebundle(), raw=True, display_id=True)
-        return self._handle
-
-    # -- issue 21: subagents, thinking, and what follows between cells ------------------------
+    # -- optional hooks too: subagents under their Agent line, thinking ------------------------
     def subagent_text(self, parent_tool_use_id: str, text: str) -> None:
         """A subagent's text block: under its Agent line, never in the reply."""
         self.nested.text(parent_tool_use_id, text)
@@ -173,6 +166,14 @@ class WidgetTurnView(w.VBox):
     def thinking(self, text: str) -> None:
         """A whole thinking block: one folded line, apart from the answer."""
         self.nested.thinking(text)
+
+    # -- in the cell ---------------------------------------------------------------------------
+    def show(self) -> Any:
+        """Display the control bar and this view in the current cell; returns the view's
+        display handle."""
+        self._bar = self.control.show()
+        self._handle = display(self.mimebundle(), raw=True, display_id=True)
+        return self._handle
 
     def follow(self, title: str) -> WidgetTurnView:
         """A view shown below this one in the same cell display (a turn the CLI started by
@@ -268,7 +269,7 @@ class WidgetTurnView(w.VBox):
             if self.static:
                 self._update_static()
             elif self._turn_done and decision.done:
-                _soon(self._settle)
+                soon(self._settle)
 
         decision.watch(follow)
         self._say_waiting()  # a later card: the line names it
@@ -292,9 +293,9 @@ class WidgetTurnView(w.VBox):
             self.control.ran_under(self._bar)
 
     def cell_returned(self) -> None:
-        """The cell returned while a decision of this turn waits: say so at the turn's end,
-        for as long as one waits (it was a printed line that outlived the decision, named the
-        first decision's kind and the timeout, not the expiry; issue 26)."""
+        """The cell returned while a decision of this turn waits: say so at the turn's end, in
+        a line that names the newest waiting decision's kind and goes once none waits (the
+        cell's caller, ipython/cell.py, calls it)."""
         self._returned = True
         self._say_waiting()
 
@@ -339,16 +340,13 @@ class WidgetTurnView(w.VBox):
         self.static = True
         self._update_static()
         for card in self.cards:
-            card._closed = True
+            card.closed_with_turn()
         close_tree([self])
 
     def _update_static(self) -> None:
         if self._handle is None:
             return
-        try:
-            self._handle.update(self.static_bundle(), raw=True)
-        except Exception:  # a closed frontend channel must not break the turn
-            pass
+        update_display(self._handle, self.static_bundle(), "turn")
 
     # -- static rendering and fallbacks ----------------------------------------------------------
     def fallback_markdown(self) -> str:
@@ -397,12 +395,3 @@ class WidgetTurnView(w.VBox):
 
 def _html_widget(safe_html: str) -> w.HTML:
     return w.HTML(safe_html, **look("layout", "html"))
-
-
-def _soon(fn: Any) -> None:
-    import asyncio
-
-    try:
-        asyncio.get_running_loop().call_soon(fn)
-    except RuntimeError:
-        fn()

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import ipywidgets as w
 
-from ..agent.decisions import PlanDecision
-from ..agent.mode_names import approval_targets, mode_title, mode_tooltip
-from .shared import look
+from ...agent.decisions import PlanDecision
+from ...agent.mode_names import approval_targets, mode_title, mode_tooltip
+from ..shared import look
 
 
 def target_picker(d: PlanDecision) -> w.Dropdown:

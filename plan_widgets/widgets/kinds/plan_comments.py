@@ -15,10 +15,10 @@ from typing import Any
 
 import ipywidgets as w
 
-from ..agent.comments import CommentError, PlanComment, plan_lines
-from ..agent.decisions import PlanDecision
-from ..render.markdown import SMALL_STYLE, escape
-from .shared import look
+from ...agent.comments import CommentError, PlanComment, plan_lines
+from ...agent.decisions import PlanDecision
+from ...render.markdown import SMALL_STYLE, escape
+from ..shared import look
 
 _NOTE_STYLE = ("display:block;white-space:normal;word-break:normal;overflow-wrap:break-word;"
                "margin:2px 0 6px 2.2em;padding:3px 8px;"
@@ -77,7 +77,7 @@ def line_choices(plan: str) -> list[tuple[str, int]]:
 
 
 class CommentBox:
-    """The comment controls of a :class:`~.cards.PlanCard` (see the module's doc)."""
+    """The comment controls of a :class:`~.plan.PlanCard` (see the module's doc)."""
 
     def __init__(self, card: Any, decision: PlanDecision) -> None:
         self.card = card

@@ -21,20 +21,17 @@ from typing import Any
 
 import ipywidgets as w
 
-from ..agent.decisions import PlanDecision
-from ..render.diff import diff_html, diff_markdown
-from ..render.markdown import CARD_TITLE_STYLE, SMALL_STYLE, WRAP_STYLE, escape, render_html
-from .markdown import set_html
+from ...agent.decisions import PlanDecision
+from ...render.decision import title_html, wrapping
+from ...render.diff import diff_html, diff_markdown
+from ...render.markdown import SMALL_STYLE, escape, render_html
+from ..markdown import set_html
+from ..shared import look
 from .plan_comments import comments_html, comments_markdown, revision_notes
-from .shared import look
 
 PLAN_TITLE = "Plan proposed: review before anything is edited"
 REVISED_TITLE = "Revised plan: review the changes"
 EDITED_TITLE = "Plan approved, edited by you"
-
-
-def _title(text: str) -> str:
-    return f'<div class="pw-card-title" style="{CARD_TITLE_STYLE}">{escape(text)}</div>'
 
 
 def _note(text: str) -> str:
@@ -53,11 +50,11 @@ def plan_head(d: PlanDecision, view: str = "auto", draft: str | None = None) -> 
     o = d.outcome
     if view == "auto":
         if d.edited and o is not None and o.plan is not None:
-            return _wrapping(_title(EDITED_TITLE) + render_html(o.plan, card=True) + _folded(
+            return wrapping(title_html(EDITED_TITLE) + render_html(o.plan, card=True) + _folded(
                 "Your edits to the proposed plan", diff_html(d.plan, o.plan)) + _file(d))
         view = "changes" if d.previous_plan is not None else "plan"
     mine = comments_html(d)  # the user's comments on this plan's lines (plan_comments)
-    title = _title(REVISED_TITLE if d.previous_plan is not None else PLAN_TITLE)
+    title = title_html(REVISED_TITLE if d.previous_plan is not None else PLAN_TITLE)
     if view == "changes" and d.previous_plan is not None:
         body = diff_html(d.previous_plan, d.plan, revision_notes(d)) + _folded(
             "The full revised plan", render_html(d.plan, card=True))
@@ -68,12 +65,7 @@ def plan_head(d: PlanDecision, view: str = "auto", draft: str | None = None) -> 
         body = _note("Preview of your edit:") + render_html(draft or "", card=True)
     else:
         body = render_html(d.plan, card=True)
-    return _wrapping(title + body + mine + _file(d))
-
-
-def _wrapping(safe_html: str) -> str:
-    """In a block whose long words break instead of widening the card (as static cards)."""
-    return f'<div style="{WRAP_STYLE}">{safe_html}</div>'
+    return wrapping(title + body + mine + _file(d))
 
 
 def _file(d: PlanDecision) -> str:
@@ -101,7 +93,7 @@ def plan_markdown(d: PlanDecision) -> list[str]:
 
 
 class PlanEditor:
-    """The plan's view and editor on a :class:`~.cards.PlanCard` (see the module's doc):
+    """The plan's view and editor on a :class:`~.plan.PlanCard` (see the module's doc):
     ``controls`` go into the card after its ``head``; Approve and Keep planning go through
     :meth:`approve` and :meth:`keep`."""
 

@@ -1,0 +1,119 @@
+"""One description of a decision, and the words every form of it shares.
+
+A decision shows in three forms: its live card, its static card (what a finished turn leaves
+in the notebook) and its terminal form. Each kind (:mod:`plan_widgets.widgets.kinds`) draws
+what it asks; what they all say the same way starts from :class:`Described`: who asks (a
+subagent, or the main agent), since when, until when, and how it ended. Here too are the plain
+text helpers the terminal needs (:func:`suggestion_text`), so it imports no widget module.
+
+Safe HTML out, everything untrusted escaped.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from ..agent.decisions import Decision, Outcome, PlanDecision
+from .agents import asker
+from .markdown import CARD_TITLE_STYLE, SMALL_STYLE, WRAP_STYLE, escape
+from .outcomes import outcome_parts
+
+
+@dataclass(frozen=True)
+class Described:
+    """What every form of a decision says alike, taken from the live decision at one moment."""
+
+    kind: str
+    """The decision's kind (``plan``, ``question``, ``tool``): the card's colour and class."""
+    asker: str
+    """The subagent that asks ("" for the main agent)."""
+    asked_at: float
+    expires_at: float | None
+    outcome: Outcome | None
+    superseded: bool
+    """A plan the model revised before anyone decided it."""
+    fresh: bool
+    """A plan approved into a new conversation (agent/handoff)."""
+
+    @classmethod
+    def of(cls, d: Decision) -> Described:
+        return cls(kind=d.kind, asker=asker(d) or "", asked_at=d.asked_at, expires_at=d.expires_at,
+                   outcome=d.outcome,
+                   superseded=isinstance(d, PlanDecision) and d.superseded,
+                   fresh=bool(getattr(d, "fresh", False)))
+
+
+def when(ts: float) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(ts))
+
+
+def title_html(text: str) -> str:
+    """A card's title line (safe HTML)."""
+    return f'<div class="pw-card-title" style="{CARD_TITLE_STYLE}">{escape(text)}</div>'
+
+
+def wrapping(safe_html: str) -> str:
+    """``safe_html`` in a block whose long words break instead of widening the card."""
+    return f'<div style="{WRAP_STYLE}">{safe_html}</div>'
+
+
+def asker_html(d: Described) -> str:
+    """The card's first line naming the subagent that asks (safe HTML; empty for the main
+    agent)."""
+    return (f'<div class="pw-card-asker" style="{SMALL_STYLE};color:#6d28d9">↳ '
+            f"{escape(d.asker)}</div>") if d.asker else ""
+
+
+def status_html(d: Described) -> str:
+    """The card's status line (safe HTML): waiting since when, or how it ended."""
+    o = d.outcome
+    if o is None and d.superseded:
+        return "<span>Superseded by a revised plan below</span>"
+    if o is None:
+        until = f"; expires at {when(d.expires_at)}" if d.expires_at else ""
+        return (f'<span style="color:#b45309">Waiting for you (since {when(d.asked_at)}'
+                f"{until})</span>")
+    text, extra = outcome_parts(o)
+    color = "#047857" if o.granted else "#b91c1c"
+    sup = " · superseded by a revised plan below" if d.superseded else ""
+    if d.fresh:  # issue 22: agent/handoff
+        sup += " · started fresh: the plan runs in a new conversation"
+    detail = f" ({escape('; '.join(extra))})" if extra else ""
+    return (f'<span style="color:{color}"><b>{escape(text)}</b>{detail} at {when(o.at)}'
+            f"{escape(sup)}</span>")
+
+
+def state_text(d: Described) -> str:
+    """The status line as plain text (the Markdown fallback's last line, in italics)."""
+    o = d.outcome
+    if o is None:
+        return "superseded by a revised plan" if d.superseded else "waiting for you"
+    text, extra = outcome_parts(o)
+    state = text + (f" ({'; '.join(extra)})" if extra else "") + f" at {when(o.at)}"
+    if d.fresh:  # issue 22: agent/handoff
+        state += "; started fresh: the plan runs in a new conversation"
+    return state
+
+
+def suggestion_text(s: Any) -> str:
+    """What one of the CLI's suggested permission updates does, in a few words."""
+    get = s.get if isinstance(s, dict) else (lambda k, d=None: getattr(s, k, d))
+    kind = str(get("type", "") or "")
+    where = get("destination")
+    where = f" ({where})" if where else ""
+    if kind == "setMode":
+        return f"switch to mode {get('mode')}{where}"
+    if kind in ("addRules", "replaceRules"):
+        rules = []
+        for r in get("rules") or []:
+            rg = r.get if isinstance(r, dict) else (lambda k, d=None, r=r: getattr(r, k, d))
+            tool = rg("tool_name") or rg("toolName") or "?"
+            content = rg("rule_content") or rg("ruleContent")
+            rules.append(f"{tool}({content})" if content else str(tool))
+        verb = get("behavior") or "allow"
+        return f"{verb} {', '.join(rules) or 'rules'}{where}"
+    if kind == "addDirectories":
+        return f"add directories {', '.join(map(str, get('directories') or []))}{where}"
+    return kind or repr(s)

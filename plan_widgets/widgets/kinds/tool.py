@@ -1,0 +1,135 @@
+"""The tool permission decision: its card, its static forms, its terminal form.
+
+Asked in modes that ask (``default``, and ``acceptEdits`` for what is not an edit): the card
+shows the command, the path or the diff, with Allow, Always allow (the CLI's own suggested
+rule, shown on the card, offered only when there is one) and Deny with an optional reason.
+The kernel's code tools are a kind of their own (:mod:`.code`) that shows its code instead.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import ipywidgets as w
+
+from ...agent.decisions import ToolDecision
+from ...agent.gate import EDIT_TOOLS
+from ...render import prompts
+from ...render.decision import suggestion_text, title_html, wrapping
+from ...render.markdown import SMALL_STYLE, escape, summarize
+from ..markdown import html_output
+from ..shared import look, shared
+from .frame import Card, Kind, Terminal, markdown_card, static_card
+
+Preview = Callable[[str, dict[str, Any]], str]
+"""A tool call's input as safe HTML, from the tool's name and input."""
+
+
+def preview(tool: str, tool_input: dict[str, Any]) -> str:
+    """A compact, escaped HTML view of a tool call's input."""
+    if tool == "Bash":
+        cmd = str(tool_input.get("command", ""))
+        return f"<pre>$ {escape(cmd)}</pre>"
+    if tool in EDIT_TOOLS:
+        path = tool_input.get("file_path") or tool_input.get("notebook_path") or ""
+        parts = [f"<div><code>{escape(str(path))}</code></div>"]
+        if tool == "Write":
+            content = str(tool_input.get("content", ""))
+            lines = content.splitlines()[:40]
+            parts.append("<pre>" + _diff([], lines) + "</pre>")
+        else:
+            edits = tool_input.get("edits") or [tool_input]
+            for e in edits[:10]:
+                old = str(e.get("old_string", "")).splitlines()[:20]
+                new = str(e.get("new_string", "")).splitlines()[:20]
+                parts.append("<pre>" + _diff(old, new) + "</pre>")
+        return "".join(parts)
+    body = json.dumps(tool_input, indent=1, ensure_ascii=False, default=str)
+    if len(body) > 2000:
+        body = body[:2000] + "\n…"
+    return f"<pre>{escape(body)}</pre>"
+
+
+def _diff(old: list[str], new: list[str]) -> str:
+    """Removed and added lines (escaped HTML for a ``<pre>``), in red and green."""
+    return "\n".join([f'<span style="color:#b91c1c">{escape("- " + ln)}</span>' for ln in old]
+                     + [f'<span style="color:#047857">{escape("+ " + ln)}</span>' for ln in new])
+
+
+def head(d: ToolDecision, shown: Preview = preview) -> str:
+    """The card's head (safe HTML): its title, the input as ``shown`` draws it, and what
+    Always allow would also allow."""
+    parts = [title_html(d.title or f"Allow {d.tool}?"), shown(d.tool, d.input)]
+    if d.suggestions:
+        always = "; ".join(suggestion_text(x) for x in d.suggestions)
+        parts.append(f'<div style="{SMALL_STYLE}">Always allow also applies: {escape(always)}'
+                     "</div>")
+    return wrapping("".join(parts))
+
+
+class ToolCard(Card):
+    """A tool permission: Allow, Always allow (when the CLI suggests rules), Deny (+reason)."""
+
+    decision: ToolDecision
+
+    def __init__(self, decision: ToolDecision, shown: Preview = preview) -> None:
+        self.shown = shown
+        top = html_output(head(decision, shown), layout=shared("full"))
+        self.allow_button = w.Button(description="Allow", button_style="success", icon="check",
+                                     **look("auto", "button"))
+        self.allow_button.on_click(lambda _b: decision.allow(by="user"))
+        self.always_button: w.Button | None = None
+        if decision.suggestions:
+            always = "; ".join(suggestion_text(x) for x in decision.suggestions)
+            self.always_button = w.Button(description="Always allow", button_style="info",
+                                          icon="check-double", tooltip=f"Also: {always}"[:300],
+                                          **look("auto", "button"))
+            self.always_button.on_click(lambda _b: decision.allow(always=True, by="user"))
+        self.deny_button = w.Button(description="Deny", button_style="danger", icon="times",
+                                    **look("auto", "button"))
+        self.reason = w.Text(placeholder="Reason (optional)", **look("half", "text"))
+        self.deny_button.on_click(lambda _b: decision.deny(self.reason.value, by="user"))
+        buttons = [self.allow_button, self.always_button, self.deny_button]
+        super().__init__(decision, [top, *[b for b in buttons if b], self.reason])
+
+    def static_html(self) -> str:
+        return static_card(self.decision, head(self.decision, self.shown))
+
+    def markdown(self) -> str:
+        return markdown(self.decision)
+
+
+def static_html(d: ToolDecision) -> str:
+    return static_card(d, head(d))
+
+
+def markdown(d: ToolDecision) -> str:
+    return markdown_card(d, [f"**Permission asked**: `{d.tool}` {summarize(d.input, 200)}"])
+
+
+# -- the terminal form -----------------------------------------------------------------------
+
+def show_text(d: ToolDecision, out: Terminal) -> None:
+    out.line("")
+    out.line(f"Allow {d.tool} {summarize(d.input, 160)}?", style="bold")
+    if d.suggestions:
+        rules = "; ".join(suggestion_text(x) for x in d.suggestions)  # the card's words
+        out.line(f"  always would: {summarize(rules, 160)}", style="dim")
+
+
+async def ask_text(d: ToolDecision, io: Terminal) -> None:
+    always = bool(d.suggestions)
+    c = await io.pick(prompts.tool_prompt(always), prompts.tool_choices(always))
+    if c is prompts.TOOL_ALLOW:
+        d.allow(by="user")
+    elif c is prompts.TOOL_ALWAYS:
+        d.allow(always=True, by="user")
+    else:
+        d.deny(await io.ask("reason (optional): "), by="user")
+
+
+KIND = Kind[ToolDecision](
+    name="tool", color="#b45309", matches=lambda d: isinstance(d, ToolDecision), card=ToolCard,
+    static_html=static_html, markdown=markdown, show_text=show_text, ask_text=ask_text)
