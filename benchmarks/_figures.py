@@ -31,7 +31,7 @@ ANSWER_BYTES = 200_000
 DELTAS = 5_000
 ANCHOR_VENV = Path(__file__).parent / ".venv-anchors"
 OPENS_BEFORE_CARD_TODAY = 21.0
-"""Widget ``comm_open``s before a plan card, measured on main before issue 15 (FIELD-NOTES)."""
+"""Widget ``comm_open``s before a plan card, measured before issue 15 (docs/cli.md#kernel)."""
 
 
 @dataclass
@@ -329,7 +329,7 @@ def fig_flow(b: Bench) -> list[Row]:
                                  sorted(Counter(names).items())) for names in opened)
     r = Row("2", "plan card: widget `comm_open`s sent between the `can_use_tool` request read "
             "and the card's own `comm_open`", "n", median(counts), OPENS_BEFORE_CARD_TODAY,
-            "recorded before issue 15 (about 21, FIELD-NOTES)", "ratio <= 0.5",
+            "recorded before issue 15 (about 21, docs/cli.md#kernel)", "ratio <= 0.5",
             samples=counts, note=f"mostly: {typical.most_common(1)[0][0]} (header dates "
                                  "after the request read)")
     r.met = r.ratio is not None and r.ratio <= 0.5

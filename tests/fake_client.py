@@ -1,8 +1,8 @@
 """An in-process stand-in for the Claude Code CLI behind the session's seam (``AgentClient``).
 
 It plays the CLI's part of the protocol that the session relies on, as measured on the real CLI
-(FIELD-NOTES): a mode change is confirmed by a status report; an interrupt withdraws a pending
-permission request (its callback task is cancelled) and ends the turn with
+(docs/cli.md#plan-mode): a mode change is confirmed by a status report; an interrupt withdraws
+a pending permission request (its callback task is cancelled) and ends the turn with
 ``error_during_execution``; a turn ends with a result. What the "model" does on a prompt is a
 test's own coroutine (``on_query``), written with :meth:`FakeClient.say`,
 :meth:`FakeClient.ask` and :meth:`FakeClient.end_turn`.

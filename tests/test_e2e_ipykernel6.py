@@ -1,6 +1,6 @@
-"""ipykernel 6.29 handles widget clicks only between cells (FIELD-NOTES): the %%claude cell must
-return while a decision waits, so the click can arrive, and a later cell must never wait for a
-decision that only a click can make."""
+"""ipykernel 6.29 handles widget clicks only between cells (docs/cli.md#kernel): the %%claude
+cell must return while a decision waits, so the click can arrive, and a later cell must never
+wait for a decision that only a click can make."""
 
 from __future__ import annotations
 

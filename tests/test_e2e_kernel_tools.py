@@ -154,7 +154,8 @@ def test_interrupt_stops_awaiting_code(workdir: Path) -> None:
     """The stop button cancels code that awaits, as it cancels a waiting cell."""
     import time
 
-    k = start(workdir, env={"IS_SANDBOX": "1"})  # as root, bypass needs a sandbox (FIELD-NOTES)
+    # as root, bypass needs a sandbox (docs/cli.md#plan-mode)
+    k = start(workdir, env={"IS_SANDBOX": "1"})
     try:
         cell = k.start(f"%%claude --scripted {SCRIPT} --mode bypassPermissions\n"
                        "run the slow async loop")
@@ -192,7 +193,8 @@ def test_interrupt_stops_running_code(workdir: Path, mode: str) -> None:
     no card, so it runs while the %%claude cell waits (the kernel's stop button is for both)."""
     import time
 
-    k = start(workdir, env={"IS_SANDBOX": "1"})  # as root, bypass needs a sandbox (FIELD-NOTES)
+    # as root, bypass needs a sandbox (docs/cli.md#plan-mode)
+    k = start(workdir, env={"IS_SANDBOX": "1"})
     try:
         cell = k.start(f"%%claude --scripted {SCRIPT} --mode {mode}\nrun the slow loop")
         if mode == "default":

@@ -44,7 +44,7 @@ def wait_idle(k: Kernel, name: str = "default", timeout: float = 60) -> None:
 @pytest.mark.parametrize("resting", ["default", "acceptEdits", "bypassPermissions"])
 def test_approve_returns_to_the_resting_mode_and_the_work_runs(
         workdir: Path, resting: str) -> None:
-    # As root the CLI allows bypassPermissions only in a sandbox (FIELD-NOTES).
+    # As root the CLI allows bypassPermissions only in a sandbox (docs/cli.md#plan-mode).
     k = Kernel(workdir, env={"IS_SANDBOX": "1"})
     try:
         k.execute("%load_ext plan_widgets\nimport plan_widgets")
@@ -230,7 +230,7 @@ def test_plan_model_plans_and_resting_model_executes(kernel: Kernel, workdir: Pa
 
 
 def test_a_refused_mode_change_shows_the_refusal(kernel: Kernel, workdir: Path) -> None:
-    # The CLI refuses bypassPermissions unless the session started with it (FIELD-NOTES).
+    # The CLI refuses bypassPermissions unless the session started with it (docs/cli.md#plan-mode).
     kernel.execute("%%claude --scripted plan_guard.yaml\nhello")
     out = kernel.execute("%%claude --mode bypassPermissions\nhello again")
     assert "Traceback" not in out["text"]

@@ -257,8 +257,9 @@ def test_log_location_is_configurable(workdir: Path, tmp_path: Path) -> None:
 
 def test_resume_in_bypass_permissions_goes_back_to_plan_mode_and_can_leave_it(
         workdir: Path) -> None:
-    # The CLI grants bypassPermissions only to a session that starts in it (FIELD-NOTES): the
-    # resumed CLI starts there, then plan mode is requested again. As root it needs a sandbox.
+    # The CLI grants bypassPermissions only to a session that starts in it
+    # (docs/cli.md#plan-mode): the resumed CLI starts there, then plan mode is requested again.
+    # As root it needs a sandbox.
     env = {"IS_SANDBOX": "1"}
     k = start(workdir, env=env)
     try:
