@@ -2,13 +2,14 @@
 
 The state is a pure fold of the log, so a restarted kernel that re-reads the log shows exactly
 what happened, and every prefix of a log folds to the state as it stood then (tested with
-hypothesis in ``tests/test_fold_properties.py``). A new event type takes one class in
-:mod:`events` and one handler here.
+hypothesis in ``tests/test_fold_properties.py``). A new event class takes one handler in
+:data:`FOLDS`, or a place in :data:`NOT_FOLDED`: :func:`check_folds` fails the import
+otherwise.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
 
@@ -20,6 +21,7 @@ from .events import (
     DecisionKind,
     ErrorEvent,
     Event,
+    EventBase,
     FilesRewound,
     ModelSwitched,
     PlanCommented,
@@ -29,12 +31,15 @@ from .events import (
     PlanProposed,
     QuestionAnswered,
     QuestionAsked,
+    SessionAsleep,
     SessionStarted,
     TasksUpdated,
+    Thought,
     ToolDecided,
     ToolRequested,
     TurnEnded,
     TurnStarted,
+    check_table,
     gc_paused,
 )
 from .state import AgentRecord, Cost, DecisionRecord, SessionState
@@ -131,11 +136,11 @@ class _Builder:
 
     # -- one event -------------------------------------------------------------------------
     def run(self, events: Iterable[Any]) -> None:
-        get = _HANDLERS.get
+        get = FOLDS.get
         seq: int = self.last_event_seq
         last = None
         for e in events:
-            handler = get(e.type)
+            handler = get(type(e))
             if handler is not None:
                 handler(self, e)
             if e.seq > seq:
@@ -262,12 +267,6 @@ def _plan_commented(b: _Builder, e: PlanCommented) -> None:
     b.decs()[e.decision_id] = old._replace(comments=kept)
 
 
-def _plan_handoff(b: _Builder, e: PlanHandoff) -> None:
-    # A log is one conversation: the old one's ends here, the new one's log begins with
-    # session:started (agent/handoff). Its session_id stays the log's own, so both are listed.
-    del b, e
-
-
 def _model_switched(b: _Builder, e: ModelSwitched) -> None:
     b.model = e.to_model
 
@@ -340,27 +339,45 @@ def _error(b: _Builder, e: ErrorEvent) -> None:
     b.error(f"{e.kind}: {e.message}")
 
 
-_HANDLERS: dict[str, Any] = {
-    "session:started": _session_started,
-    "turn:started": _turn_started,
-    "turn:ended": _turn_ended,
-    "plan:mode": _plan_mode,
-    "plan:proposed": _plan_proposed,
-    "plan:decided": _plan_decided,
-    "plan:commented": _plan_commented,
-    "plan:handoff": _plan_handoff,
-    "model:switched": _model_switched,
-    "question:asked": _question_asked,
-    "question:answered": _question_answered,
-    "tool:requested": _tool_requested,
-    "tool:decided": _tool_decided,
-    "tasks:updated": _tasks_updated,
-    "files:rewound": _files_rewound,
-    "agent:started": _agent_started,
-    "agent:progress": _agent_progress,
-    "agent:ended": _agent_ended,
-    "error": _error,
+FOLDS: dict[type[EventBase], Callable[[_Builder, Any], None]] = {
+    SessionStarted: _session_started,
+    TurnStarted: _turn_started,
+    TurnEnded: _turn_ended,
+    PlanMode: _plan_mode,
+    PlanProposed: _plan_proposed,
+    PlanDecided: _plan_decided,
+    PlanCommented: _plan_commented,
+    ModelSwitched: _model_switched,
+    QuestionAsked: _question_asked,
+    QuestionAnswered: _question_answered,
+    ToolRequested: _tool_requested,
+    ToolDecided: _tool_decided,
+    TasksUpdated: _tasks_updated,
+    FilesRewound: _files_rewound,
+    AgentStarted: _agent_started,
+    AgentProgress: _agent_progress,
+    AgentEnded: _agent_ended,
+    ErrorEvent: _error,
 }
+"""The fold handler of each event class."""
+
+NOT_FOLDED: frozenset[type[EventBase]] = frozenset({
+    # A log is one conversation: the old one's ends here, the new one's log begins with
+    # session:started (agent/handoff). Its session_id stays the log's own, so both are listed.
+    PlanHandoff,
+    Thought,  # shown in the turn's output and the history, nothing to keep in the state
+    SessionAsleep,  # the next turn's session:started (resumed) says what changed
+})
+"""Event classes the state deliberately does not change for."""
+
+
+def check_folds() -> None:
+    """Raise ``LookupError`` naming each event class with no fold handler that
+    :data:`NOT_FOLDED` does not list either (run at import)."""
+    check_table(FOLDS, "fold handler", exempt=NOT_FOLDED)
+
+
+check_folds()
 
 
 def apply(state: SessionState, event: Event) -> SessionState:
