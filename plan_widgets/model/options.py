@@ -108,3 +108,8 @@ def check_timeout(seconds: float) -> float:
             "for you ends; the default is 1800)"
         )
     return float(seconds)
+
+
+def real_path(path: str) -> str:
+    """``path`` with ``~`` expanded and links resolved (as a session's options hold it)."""
+    return os.path.realpath(os.path.expanduser(path))
