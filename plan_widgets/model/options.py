@@ -1,4 +1,5 @@
-"""Session options, credentials and the CLI's environment."""
+"""What a session is started with (:class:`SessionOptions`), and the checks of what a user
+typed: modes, the approval timeout, paths. (Credentials: ``agent/credentials.py``.)"""
 
 from __future__ import annotations
 
