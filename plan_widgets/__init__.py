@@ -23,7 +23,8 @@ if TYPE_CHECKING:
     from .agent.decisions import Decision, PlanDecision, QuestionDecision, ToolDecision
     from .agent.session import Session
     from .agent.turn import Turn
-    from .ipython.registry import get, session, sessions
+    from .ipython.obtain import session
+    from .ipython.registry import get, sessions
     from .model.folding import fold
     from .model.options import SessionOptions
     from .store import list_sessions, read_events
@@ -53,7 +54,7 @@ __all__ = [
 # store and the SDK load with the first session; docs/benchmarks.md, figure 3).
 _LAZY = {
     "get": ".ipython.registry",
-    "session": ".ipython.registry",
+    "session": ".ipython.obtain",
     "sessions": ".ipython.registry",
     "SessionOptions": ".model.options",
     "Session": ".agent.session",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -22,8 +22,10 @@ from plan_widgets.model import (
     apply,
     dump_event,
     fold,
+    folding,
     parse_event,
 )
+from plan_widgets.render import history
 from plan_widgets.store import EventLog, read_events
 
 # -- helpers --------------------------------------------------------------------------------
@@ -449,6 +451,67 @@ def test_json_round_trip(event: Any) -> None:
     assert parse_event(line.encode()) == event
     assert EVENT_ADAPTER.validate_python(json.loads(line)) == event
     assert json.loads(line)["type"] == event.type
+
+
+# -- each event defined once ---------------------------------------------------------------
+
+
+@pytest.fixture
+def event_registry() -> Any:
+    """The registry of event classes, put back as it was after the test."""
+    saved = dict(EVENT_TYPES)
+    yield EVENT_TYPES
+    EVENT_TYPES.clear()
+    EVENT_TYPES.update(saved)
+
+
+def test_every_event_class_is_registered_by_its_tag() -> None:
+    union = set(get_args(get_args(ev.Event)[0]))
+    assert set(EVENT_TYPES.values()) == union
+    assert all(EVENT_TYPES[c.model_fields["type"].default] is c for c in union)
+    assert ev.EventBase not in EVENT_TYPES.values()
+    folding.check_folds()
+    history.check_summaries()
+
+
+def test_a_new_event_without_a_fold_or_a_summary_fails(event_registry: Any) -> None:
+    class SurpriseHappened(ev.EventBase):
+        type: Literal["surprise:happened"] = "surprise:happened"
+        what: str
+
+    assert event_registry["surprise:happened"] is SurpriseHappened
+    with pytest.raises(LookupError, match=r"no fold handler for event\(s\): SurpriseHappened"):
+        folding.check_folds()
+    with pytest.raises(LookupError, match=r"no summary for event\(s\): SurpriseHappened"):
+        history.check_summaries()
+    with pytest.raises(LookupError, match=r"Event union for event\(s\): SurpriseHappened"):
+        ev.check_table(get_args(get_args(ev.Event)[0]), "member of the Event union")
+
+
+def test_a_fold_and_a_summary_make_a_new_event_whole(event_registry: Any,
+                                                      monkeypatch: Any) -> None:
+    class SurpriseHappened(ev.EventBase):
+        type: Literal["surprise:happened"] = "surprise:happened"
+
+    monkeypatch.setitem(folding.FOLDS, SurpriseHappened, lambda b, e: None)
+    folding.check_folds()
+    monkeypatch.setitem(history._SUMMARIES, SurpriseHappened, lambda e, limit: "surprise")
+    history.check_summaries()
+    assert history.event_summary(SurpriseHappened()) == "surprise"
+
+
+def test_a_type_tag_defined_twice_fails(event_registry: Any) -> None:
+    with pytest.raises(TypeError, match="'error' is defined twice: by ErrorEvent and by Oops"):
+        class Oops(ev.EventBase):
+            type: Literal["error"] = "error"
+    assert event_registry["error"] is ev.ErrorEvent
+
+
+def test_a_base_without_a_tag_is_not_an_event(event_registry: Any) -> None:
+    class Mixin(ev.EventBase):
+        note: str = ""
+
+    assert Mixin not in event_registry.values()
 
 
 def test_list_round_trip() -> None:

@@ -16,6 +16,7 @@ from plan_widgets import model as ev
 from plan_widgets.ipython import commands as _commands
 from plan_widgets.ipython import output as _output
 from plan_widgets.ipython import registry as _registry
+from plan_widgets.ipython.resume_log import options_to_resume
 from plan_widgets.ipython.usage import Usage as _Usage
 from plan_widgets.model.errors import OptionError
 from plan_widgets.render.history import history_html, history_lines
@@ -193,10 +194,10 @@ def test_an_ambiguous_prefix_names_the_sessions(tmp_path: Path, line: str) -> No
         _commands.run(Magics(tmp_path), line)
     assert str(info.value) == "'abcd' matches 2 sessions: abcd-1, abcd-2 (give more of the id)"
     # more of the id is enough; so is the whole id
-    assert _registry.resumed({"resume": "abcd-2", "log_dir": str(tmp_path)})["resume"] == "abcd-2"
+    assert options_to_resume({"resume": "abcd-2", "log_dir": str(tmp_path)})["resume"] == "abcd-2"
     # %%claude --resume and plan_widgets.session(resume=...) go through the same resolution
     with pytest.raises(OptionError, match="'abcd' matches 2 sessions"):
-        _registry.resumed({"resume": "abcd", "log_dir": str(tmp_path)})
+        options_to_resume({"resume": "abcd", "log_dir": str(tmp_path)})
 
 
 def test_a_prefix_shared_with_a_live_session_is_ambiguous_too(
@@ -230,7 +231,7 @@ def test_resume_options_come_from_the_last_start(tmp_path: Path) -> None:
     assert resume_options("aaaa", tmp_path) == {
         "mode": "acceptEdits", "cwd": str(tmp_path), "model": "m-1", "scripted": str(script)}
     # explicit options win over the log's; a vanished folder or script is left out
-    opts = _registry.resumed({"resume": "aaaa", "log_dir": str(tmp_path), "mode": "default"})
+    opts = options_to_resume({"resume": "aaaa", "log_dir": str(tmp_path), "mode": "default"})
     assert opts["resume"] == "aaaa-1111" and opts["mode"] == "default"
     script.unlink()
     assert "scripted" not in resume_options("aaaa-1111", tmp_path)
@@ -332,5 +333,5 @@ def test_resume_reads_the_log_once(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert _registry.get("default").options.resume == "cccc-3333"  # type: ignore[union-attr]
 
     reads.clear()  # %%claude --resume and plan_widgets.session(resume=...): once as well
-    assert _registry.resumed({"resume": "bbbb", "log_dir": str(tmp_path)})["mode"] == "acceptEdits"
+    assert options_to_resume({"resume": "bbbb", "log_dir": str(tmp_path)})["mode"] == "acceptEdits"
     assert reads == ["bbbb-2222.jsonl"]

@@ -18,6 +18,7 @@ from ..agent import wording
 from ..agent.tasks import spawn
 from ..model.errors import OptionError, SessionError
 from . import registry as _registry
+from .obtain import obtain
 from .output import in_kernel
 from .resume import show_resumed
 
@@ -72,7 +73,7 @@ async def _session(args: argparse.Namespace, config: Any) -> Any:
         "kernel_tools": False if getattr(args, "no_kernel_tools", False) else None,
     }
     try:
-        session, notes = await _registry.obtain(args.session, wanted, defaults, new=args.new)
+        session, notes = await obtain(args.session, wanted, defaults, new=args.new)
     except (OptionError, SessionError) as e:
         print(f"%%claude: {e}", file=sys.stderr)
         return None

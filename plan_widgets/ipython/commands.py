@@ -18,7 +18,7 @@ from typing import Any
 from ..model.errors import OptionError
 from ..store import LogError
 from . import agents, history, live, policy, registry
-from .resume import resume
+from .resume import resume_command
 from .usage import Usage, one_line, raising, split, take
 
 USAGE = """usage: %claude COMMAND [ARGS] [--session NAME]
@@ -105,7 +105,7 @@ COMMANDS: dict[str, Command] = {c.name: c for c in [
     Command("stop", live.stop, live=True),
     Command("plan", live.plan, _switch, "%claude plan on|off", live=True),
     Command("sessions", history.sessions, reads_logs=True),
-    Command("resume", resume, _resume_arguments,
+    Command("resume", resume_command, _resume_arguments,
             "%claude resume [ID] [--scripted FILE] [--session NAME]", reads_logs=True),
     Command("log", history.log, _session_id, f"%claude log {_ID}", reads_logs=True),
     Command("cost", history.cost, _session_id, f"%claude cost {_ID}", reads_logs=True),

@@ -18,9 +18,10 @@ from ..store import SessionLog, newest, session_logs
 from . import registry as _registry
 from .history import log_dir, unreadable
 from .output import in_kernel, show
+from .resume_log import start_from_log
 
 
-def resume(args: argparse.Namespace) -> None:
+def resume_command(args: argparse.Namespace) -> None:
     """Resume session ``args.id`` (default: the newest in the logs that does not run here)."""
     config = args.config
     given = {k: v for k, v in {
@@ -34,8 +35,8 @@ def resume(args: argparse.Namespace) -> None:
     else:
         log = _newest_resumable(log_dir(config))
         given["resume"] = log.session_id
-    s, started = _registry.resume(args.name, given, log=log,
-                                  default_scripted=getattr(config, "scripted", None))
+    s, started = start_from_log(args.name, given, log=log,
+                                default_scripted=getattr(config, "scripted", None))
     if not started:
         print(f"session {s.session_id} is running in this kernel as {s.name!r}")
         show(_registry.control_bar(s))

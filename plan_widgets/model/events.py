@@ -10,9 +10,9 @@ from __future__ import annotations
 import gc
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, Union, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
@@ -26,7 +26,17 @@ MAX_ERRORS = 20
 """How many recent error lines :attr:`SessionState.errors` keeps."""
 
 
-class _Base(BaseModel):
+EVENT_TYPES: dict[str, type[EventBase]] = {}
+"""Event classes by their ``type`` tag: every subclass of :class:`EventBase` that declares a
+``type`` registers itself here when it is defined."""
+
+
+class EventBase(BaseModel):
+    """What every event has. A subclass that declares a ``type`` tag is an event: it registers
+    itself in :data:`EVENT_TYPES` (a tag defined twice raises ``TypeError``), and the checks
+    at import make sure it is in :data:`Event`, has a fold handler (or is listed as not
+    folded, :mod:`.folding`) and a one-line summary (``render/history.py``)."""
+
     # Fields this version does not know (a log from a newer one, or edited by hand) are kept
     # in ``model_extra`` and written back as they were: the fold ignores them.
     model_config = ConfigDict(frozen=True, extra="allow")
@@ -36,8 +46,21 @@ class _Base(BaseModel):
     seq: int = 0
     """Position in the log, assigned by the store on append (1, 2, ...)."""
 
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        field = cls.model_fields.get("type")
+        if field is None:
+            return  # not an event of its own: a base for others
+        tag = field.default
+        known = EVENT_TYPES.get(tag)
+        if known is not None and known is not cls:
+            raise TypeError(f"event type {tag!r} is defined twice: by {known.__name__} "
+                            f"and by {cls.__name__}")
+        EVENT_TYPES[tag] = cls
 
-class SessionStarted(_Base):
+
+class SessionStarted(EventBase):
     type: Literal["session:started"] = "session:started"
     session_id: str
     name: str
@@ -51,7 +74,7 @@ class SessionStarted(_Base):
     """The scripted-model file the session answers from (offline runs), if any."""
 
 
-class TurnStarted(_Base):
+class TurnStarted(EventBase):
     type: Literal["turn:started"] = "turn:started"
     turn: int
     prompt: str
@@ -64,7 +87,7 @@ class TurnStarted(_Base):
     ``prompt`` then says why, as far as the CLI told us."""
 
 
-class TurnEnded(_Base):
+class TurnEnded(EventBase):
     type: Literal["turn:ended"] = "turn:ended"
     turn: int
     result: str
@@ -90,7 +113,7 @@ class TurnEnded(_Base):
     ``task-notification``, ...; None for a user's prompt)."""
 
 
-class PlanMode(_Base):
+class PlanMode(EventBase):
     type: Literal["plan:mode"] = "plan:mode"
     mode: str
     state: ModeState
@@ -98,7 +121,7 @@ class PlanMode(_Base):
     detail: str | None = None
 
 
-class PlanProposed(_Base):
+class PlanProposed(EventBase):
     type: Literal["plan:proposed"] = "plan:proposed"
     decision_id: str
     plan: str
@@ -106,7 +129,7 @@ class PlanProposed(_Base):
     tool_use_id: str | None = None
 
 
-class PlanDecided(_Base):
+class PlanDecided(EventBase):
     type: Literal["plan:decided"] = "plan:decided"
     decision_id: str
     outcome: Literal["approved", "rejected", "expired", "cancelled"]
@@ -120,7 +143,7 @@ class PlanDecided(_Base):
     text stays in its ``plan:proposed`` event."""
 
 
-class PlanCommented(_Base):
+class PlanCommented(EventBase):
     """The user commented on a line of a pending plan (or took a comment back)."""
 
     type: Literal["plan:commented"] = "plan:commented"
@@ -134,7 +157,7 @@ class PlanCommented(_Base):
     removed: bool = False
 
 
-class PlanHandoff(_Base):
+class PlanHandoff(EventBase):
     """Approve, start fresh: the approved plan became the first message of a new conversation
     (the CLI's ``/clear``, then the plan as a prompt). Ends the old conversation's log and
     follows ``session:started`` at the new one's beginning."""
@@ -150,21 +173,21 @@ class PlanHandoff(_Base):
     """The mode the new conversation runs in."""
 
 
-class ModelSwitched(_Base):
+class ModelSwitched(EventBase):
     type: Literal["model:switched"] = "model:switched"
     from_model: str | None = None
     to_model: str | None = None
     why: str
 
 
-class QuestionAsked(_Base):
+class QuestionAsked(EventBase):
     type: Literal["question:asked"] = "question:asked"
     decision_id: str
     questions: list[dict[str, Any]]
     tool_use_id: str | None = None
 
 
-class QuestionAnswered(_Base):
+class QuestionAnswered(EventBase):
     type: Literal["question:answered"] = "question:answered"
     decision_id: str
     outcome: Literal["answered", "expired", "cancelled"]
@@ -174,7 +197,7 @@ class QuestionAnswered(_Base):
     by: Actor
 
 
-class ToolRequested(_Base):
+class ToolRequested(EventBase):
     type: Literal["tool:requested"] = "tool:requested"
     decision_id: str
     tool: str
@@ -183,7 +206,7 @@ class ToolRequested(_Base):
     tool_use_id: str | None = None
 
 
-class ToolDecided(_Base):
+class ToolDecided(EventBase):
     type: Literal["tool:decided"] = "tool:decided"
     decision_id: str
     outcome: Literal["allowed", "always", "denied", "expired", "cancelled"]
@@ -191,7 +214,7 @@ class ToolDecided(_Base):
     by: Actor
 
 
-class TasksUpdated(_Base):
+class TasksUpdated(EventBase):
     type: Literal["tasks:updated"] = "tasks:updated"
     turn: int
     tasks: list[dict[str, Any]] = Field(default_factory=list)
@@ -199,7 +222,7 @@ class TasksUpdated(_Base):
     "active_form"}``, status ``pending`` / ``in_progress`` / ``completed``."""
 
 
-class FilesRewound(_Base):
+class FilesRewound(EventBase):
     type: Literal["files:rewound"] = "files:rewound"
     turn: int
     """The files are as they were before this turn's prompt was sent."""
@@ -208,7 +231,7 @@ class FilesRewound(_Base):
     by: Actor = "user"
 
 
-class Thought(_Base):
+class Thought(EventBase):
     """The model's thinking in a turn (a whole thinking block; shown folded, never in the
     answer)."""
 
@@ -220,7 +243,7 @@ class Thought(_Base):
 AgentStatus = Literal["running", "completed", "failed", "stopped", "killed"]
 
 
-class AgentStarted(_Base):
+class AgentStarted(EventBase):
     """A subagent started (the CLI's ``task_started``): launched by an ``Agent`` call."""
 
     type: Literal["agent:started"] = "agent:started"
@@ -236,7 +259,7 @@ class AgentStarted(_Base):
     """The turn whose ``Agent`` call launched it."""
 
 
-class AgentProgress(_Base):
+class AgentProgress(EventBase):
     """A running subagent's progress (the CLI's ``task_progress``, about one per tool)."""
 
     type: Literal["agent:progress"] = "agent:progress"
@@ -249,7 +272,7 @@ class AgentProgress(_Base):
     duration_ms: int | None = None
 
 
-class AgentEnded(_Base):
+class AgentEnded(EventBase):
     """A subagent ended (``task_notification``, or a terminal ``task_updated``; or the CLI
     exited, the session closed, the kernel stopped)."""
 
@@ -262,7 +285,7 @@ class AgentEnded(_Base):
     duration_ms: int | None = None
 
 
-class SessionAsleep(_Base):
+class SessionAsleep(EventBase):
     """The session's CLI exited to save memory (idle, or the kernel's cap on live CLIs); the
     next turn resumes the same conversation (a ``session:started`` resumed from this one)."""
 
@@ -271,12 +294,14 @@ class SessionAsleep(_Base):
     idle_seconds: float
 
 
-class ErrorEvent(_Base):
+class ErrorEvent(EventBase):
     type: Literal["error"] = "error"
     kind: str
     message: str
 
 
+# Spelled out so the type checker knows it; checked below against EVENT_TYPES, so an event
+# class left out of it fails at import.
 Event = Annotated[
     Union[  # noqa: UP007  (a discriminated union reads best spelled out)
         SessionStarted,
@@ -304,16 +329,22 @@ Event = Annotated[
     Field(discriminator="type"),
 ]
 
-EVENT_TYPES: dict[str, type[BaseModel]] = {
-    cls.model_fields["type"].default: cls
-    for cls in (
-        SessionStarted, TurnStarted, TurnEnded, PlanMode, PlanProposed, PlanDecided,
-        PlanCommented, PlanHandoff, ModelSwitched, QuestionAsked, QuestionAnswered,
-        ToolRequested, ToolDecided, TasksUpdated, FilesRewound, Thought, AgentStarted,
-        AgentProgress, AgentEnded, ErrorEvent, SessionAsleep,
-    )
-}
-"""Event classes by their ``type`` tag."""
+
+def check_table(table: Iterable[type], what: str, exempt: Iterable[type] = ()) -> None:
+    """Raise ``LookupError`` naming each event class in :data:`EVENT_TYPES` that ``table``
+    (a fold handler table, the summaries, ...: keyed by event class) lacks and ``exempt``
+    does not list, and each key that is not a registered event."""
+    have = set(table) | set(exempt)
+    events = set(EVENT_TYPES.values())
+    missing = sorted(c.__name__ for c in events - have)
+    if missing:
+        raise LookupError(f"no {what} for event(s): {', '.join(missing)}")
+    strays = sorted(c.__name__ for c in have - events)
+    if strays:
+        raise LookupError(f"{what} for unknown event class(es): {', '.join(strays)}")
+
+
+check_table(get_args(get_args(Event)[0]), "member of the Event union")
 
 EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
 EVENTS_ADAPTER: TypeAdapter[list[Event]] = TypeAdapter(list[Event])

@@ -2,13 +2,14 @@
 
 The state is a pure fold of the log, so a restarted kernel that re-reads the log shows exactly
 what happened, and every prefix of a log folds to the state as it stood then (tested with
-hypothesis in ``tests/test_fold_properties.py``). A new event type takes one class in
-:mod:`events` and one handler here.
+hypothesis in ``tests/test_fold_properties.py``). A new event class takes one handler in
+:data:`FOLDS`, or a place in :data:`NOT_FOLDED`: :func:`check_folds` fails the import
+otherwise.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
 
@@ -20,6 +21,7 @@ from .events import (
     DecisionKind,
     ErrorEvent,
     Event,
+    EventBase,
     FilesRewound,
     ModelSwitched,
     PlanCommented,
@@ -29,12 +31,15 @@ from .events import (
     PlanProposed,
     QuestionAnswered,
     QuestionAsked,
+    SessionAsleep,
     SessionStarted,
     TasksUpdated,
+    Thought,
     ToolDecided,
     ToolRequested,
     TurnEnded,
     TurnStarted,
+    check_table,
     gc_paused,
 )
 from .state import AgentRecord, Cost, DecisionRecord, SessionState
@@ -85,57 +90,57 @@ class _Builder:
         self._approved: Any = state.approved_ids
         self._dirty: set[str] = set()
         if own:
-            self.decs()
-            self.errs()
-            self.pend()
-            self.appr()
+            self.writable_decisions()
+            self.writable_errors()
+            self.writable_pending_ids()
+            self.writable_approved_ids()
 
-    # copy-on-write accessors
-    def decs(self) -> dict[str, DecisionRecord]:
-        if "d" not in self._dirty:
+    # copy-on-write: each container is copied on its first write, through its accessor
+    def writable_decisions(self) -> dict[str, DecisionRecord]:
+        if "decisions" not in self._dirty:
             self._decisions = dict(self._decisions)
-            self._dirty.add("d")
+            self._dirty.add("decisions")
         return self._decisions
 
-    def errs(self) -> list[str]:
-        if "e" not in self._dirty:
+    def writable_errors(self) -> list[str]:
+        if "errors" not in self._dirty:
             self._errors = list(self._errors)
-            self._dirty.add("e")
+            self._dirty.add("errors")
         return self._errors
 
-    def pend(self) -> list[str]:
-        if "p" not in self._dirty:
+    def writable_pending_ids(self) -> list[str]:
+        if "pending_ids" not in self._dirty:
             self._pending = list(self._pending)
-            self._dirty.add("p")
+            self._dirty.add("pending_ids")
         return self._pending
 
-    def appr(self) -> list[str]:
-        if "a" not in self._dirty:
+    def writable_approved_ids(self) -> list[str]:
+        if "approved_ids" not in self._dirty:
             self._approved = list(self._approved)
-            self._dirty.add("a")
+            self._dirty.add("approved_ids")
         return self._approved
 
     def freeze(self) -> SessionState:
         s = self._state
         dirty = self._dirty
         errors = self._errors
-        if "e" in dirty and len(errors) > MAX_ERRORS:
+        if "errors" in dirty and len(errors) > MAX_ERRORS:
             del errors[:-MAX_ERRORS]
         return SessionState(
             **{f: getattr(self, f) for f in _SCALARS},
-            decisions=MappingProxyType(self._decisions) if "d" in dirty else s.decisions,
-            errors=tuple(errors) if "e" in dirty else s.errors,
-            pending_ids=tuple(self._pending) if "p" in dirty else s.pending_ids,
-            approved_ids=tuple(self._approved) if "a" in dirty else s.approved_ids,
+            decisions=MappingProxyType(self._decisions) if "decisions" in dirty else s.decisions,
+            errors=tuple(errors) if "errors" in dirty else s.errors,
+            pending_ids=tuple(self._pending) if "pending_ids" in dirty else s.pending_ids,
+            approved_ids=tuple(self._approved) if "approved_ids" in dirty else s.approved_ids,
         )
 
     # -- one event -------------------------------------------------------------------------
     def run(self, events: Iterable[Any]) -> None:
-        get = _HANDLERS.get
+        get = FOLDS.get
         seq: int = self.last_event_seq
         last = None
         for e in events:
-            handler = get(e.type)
+            handler = get(type(e))
             if handler is not None:
                 handler(self, e)
             if e.seq > seq:
@@ -146,33 +151,33 @@ class _Builder:
             self.updated = last.ts
 
     def error(self, text: str) -> None:
-        errors = self.errs()
+        errors = self.writable_errors()
         errors.append(text)
         if len(errors) > 4 * MAX_ERRORS:
             del errors[:-MAX_ERRORS]
 
     def ask(self, e: Any, decision: DecisionRecord) -> None:
-        decs = self.decs()
-        old = decs.get(decision.id)
+        decisions = self.writable_decisions()
+        old = decisions.get(decision.id)
         if old is not None and (not old.pending or old.kind != decision.kind):
             return  # a decision is asked and resolved once; an id names one decision
-        decs[decision.id] = decision
+        decisions[decision.id] = decision
         if old is None:
-            self.pend().append(decision.id)
+            self.writable_pending_ids().append(decision.id)
 
     def decide(self, e: Any, kind: DecisionKind, **changes: Any) -> None:
-        decs = self.decs()
-        old = decs.get(e.decision_id)
+        decisions = self.writable_decisions()
+        old = decisions.get(e.decision_id)
         if old is None:  # asked before the log began: still record the outcome
             old = DecisionRecord(id=e.decision_id, kind=kind)
         elif not old.pending or old.kind != kind:
             return  # resolved once, later endings change nothing; nor do another kind's
         else:
-            self.pend().remove(e.decision_id)
+            self.writable_pending_ids().remove(e.decision_id)
         new = old._replace(status=e.outcome, ts_decided=e.ts, by=e.by, **changes)
-        decs[e.decision_id] = new
+        decisions[e.decision_id] = new
         if kind == "plan" and e.outcome == "approved":
-            self.appr().append(e.decision_id)
+            self.writable_approved_ids().append(e.decision_id)
 
 
 def _session_started(b: _Builder, e: SessionStarted) -> None:
@@ -229,10 +234,10 @@ def _plan_proposed(b: _Builder, e: PlanProposed) -> None:
     prev = b.latest_plan
     revises = known.revises if known is not None else None
     if prev is not None and prev != e.decision_id:
-        decs = b.decs()
-        old = decs.get(prev)
+        decisions = b.writable_decisions()
+        old = decisions.get(prev)
         if old is not None and not old.superseded:
-            decs[prev] = old._replace(superseded=True)
+            decisions[prev] = old._replace(superseded=True)
         if old is not None and old.status == "rejected":
             revises = prev  # sent back with Keep planning: this is its revision
     b.latest_plan = e.decision_id
@@ -259,13 +264,7 @@ def _plan_commented(b: _Builder, e: PlanCommented) -> None:
         return
     c = {"line": e.line, "quote": e.quote, "note": e.note, "section": e.section}
     kept = tuple(x for x in old.comments if x != c) if e.removed else (*old.comments, c)
-    b.decs()[e.decision_id] = old._replace(comments=kept)
-
-
-def _plan_handoff(b: _Builder, e: PlanHandoff) -> None:
-    # A log is one conversation: the old one's ends here, the new one's log begins with
-    # session:started (agent/handoff). Its session_id stays the log's own, so both are listed.
-    del b, e
+    b.writable_decisions()[e.decision_id] = old._replace(comments=kept)
 
 
 def _model_switched(b: _Builder, e: ModelSwitched) -> None:
@@ -340,27 +339,45 @@ def _error(b: _Builder, e: ErrorEvent) -> None:
     b.error(f"{e.kind}: {e.message}")
 
 
-_HANDLERS: dict[str, Any] = {
-    "session:started": _session_started,
-    "turn:started": _turn_started,
-    "turn:ended": _turn_ended,
-    "plan:mode": _plan_mode,
-    "plan:proposed": _plan_proposed,
-    "plan:decided": _plan_decided,
-    "plan:commented": _plan_commented,
-    "plan:handoff": _plan_handoff,
-    "model:switched": _model_switched,
-    "question:asked": _question_asked,
-    "question:answered": _question_answered,
-    "tool:requested": _tool_requested,
-    "tool:decided": _tool_decided,
-    "tasks:updated": _tasks_updated,
-    "files:rewound": _files_rewound,
-    "agent:started": _agent_started,
-    "agent:progress": _agent_progress,
-    "agent:ended": _agent_ended,
-    "error": _error,
+FOLDS: dict[type[EventBase], Callable[[_Builder, Any], None]] = {
+    SessionStarted: _session_started,
+    TurnStarted: _turn_started,
+    TurnEnded: _turn_ended,
+    PlanMode: _plan_mode,
+    PlanProposed: _plan_proposed,
+    PlanDecided: _plan_decided,
+    PlanCommented: _plan_commented,
+    ModelSwitched: _model_switched,
+    QuestionAsked: _question_asked,
+    QuestionAnswered: _question_answered,
+    ToolRequested: _tool_requested,
+    ToolDecided: _tool_decided,
+    TasksUpdated: _tasks_updated,
+    FilesRewound: _files_rewound,
+    AgentStarted: _agent_started,
+    AgentProgress: _agent_progress,
+    AgentEnded: _agent_ended,
+    ErrorEvent: _error,
 }
+"""The fold handler of each event class."""
+
+NOT_FOLDED: frozenset[type[EventBase]] = frozenset({
+    # A log is one conversation: the old one's ends here, the new one's log begins with
+    # session:started (agent/handoff). Its session_id stays the log's own, so both are listed.
+    PlanHandoff,
+    Thought,  # shown in the turn's output and the history, nothing to keep in the state
+    SessionAsleep,  # the next turn's session:started (resumed) says what changed
+})
+"""Event classes the state deliberately does not change for."""
+
+
+def check_folds() -> None:
+    """Raise ``LookupError`` naming each event class with no fold handler that
+    :data:`NOT_FOLDED` does not list either (run at import)."""
+    check_table(FOLDS, "fold handler", exempt=NOT_FOLDED)
+
+
+check_folds()
 
 
 def apply(state: SessionState, event: Event) -> SessionState:

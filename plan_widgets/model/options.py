@@ -1,4 +1,5 @@
-"""Session options, credentials and the CLI's environment."""
+"""What a session is started with (:class:`SessionOptions`), and the checks of what a user
+typed: modes, the approval timeout, paths. (Credentials: ``agent/credentials.py``.)"""
 
 from __future__ import annotations
 
@@ -108,3 +109,8 @@ def check_timeout(seconds: float) -> float:
             "for you ends; the default is 1800)"
         )
     return float(seconds)
+
+
+def real_path(path: str) -> str:
+    """``path`` with ``~`` expanded and links resolved (as a session's options hold it)."""
+    return os.path.realpath(os.path.expanduser(path))

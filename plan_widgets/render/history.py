@@ -8,9 +8,11 @@ nothing in it can be answered and a widget would stay live in the notebook for n
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from ..model import Cost
+from ..model import events as ev
 from .markdown import WRAP_STYLE, escape, html_block, render_html, summarize
 from .outcomes import decision_status
 from .table import table_html
@@ -21,66 +23,140 @@ def when(ts: float | None, fmt: str = "%Y-%m-%d %H:%M") -> str:
     return time.strftime(fmt, time.localtime(ts)) if ts else "?"
 
 
-_BOX = {"completed": "x", "in_progress": "~"}
+_BOX: dict[Any, str] = {"completed": "x", "in_progress": "~"}
 
 
 def event_summary(e: Any, limit: int = 140) -> str:
     """One line of plain text about an event (escape it before putting it in HTML)."""
-    t = e.type
-    if t == "session:started":
-        text = (f"{'resumed' if e.resumed_from else 'started'} in {e.cwd}; resting mode "
-                f"{e.resting_mode}; model {e.model or 'default'}")
-    elif t == "turn:started":
-        text = f"turn {e.turn}{' (plan)' if e.plan else ''}: {e.prompt}"
-    elif t == "turn:ended":
-        cost = f"; ${e.cost_usd:.4f} (running total)" if e.cost_usd is not None else ""
-        text = (f"turn {e.turn} {e.result}; {e.input_tokens:,} in / {e.output_tokens:,} out"
-                f"{cost}" + (f"; {e.message}" if e.message else ""))
-    elif t == "plan:mode":
-        text = f"{e.mode} {e.state} ({e.source})" + (f": {e.detail}" if e.detail else "")
-    elif t == "plan:proposed":
-        text = f"plan {e.decision_id}: {e.plan}"
-    elif t == "plan:decided":
-        text = f"plan {e.decision_id} {e.outcome} by {e.by}"
-        if e.mode_after:
-            text += f"; next mode {e.mode_after}"
-        if e.edited:
-            text += "; edited by you" + (f": {e.approved_plan}" if e.approved_plan else "")
-        if e.feedback:
-            text += f"; feedback: {e.feedback}"
-    elif t == "model:switched":
-        text = f"{e.from_model or '?'} → {e.to_model or '?'} ({e.why})"
-    elif t == "question:asked":
-        text = f"{e.decision_id}: " + " / ".join(str(q.get("question", "")) for q in e.questions)
-    elif t == "question:answered":
-        text = f"{e.decision_id} {e.outcome} by {e.by}" + (
-            ": " + "; ".join(f"{k} = {v}" for k, v in e.answers.items()) if e.answers else "") + (
-            "; notes: " + "; ".join(f"{k}: {v}" for k, v in e.notes.items()) if e.notes else "")
-    elif t == "tool:requested":
-        text = f"{e.decision_id} {e.tool} {summarize(e.input, limit)}"
-    elif t == "tool:decided":
-        text = f"{e.decision_id} {e.outcome} by {e.by}" + (f": {e.reason}" if e.reason else "")
-    elif t == "tasks:updated":
-        done = sum(x.get("status") == "completed" for x in e.tasks)
-        text = f"turn {e.turn}: tasks {done}/{len(e.tasks)}" + "".join(
-            f"; [{_BOX.get(x.get('status'), ' ')}] {x.get('subject', '')}" for x in e.tasks)
-    elif t == "files:rewound":
-        text = (f"files put back as before turn {e.turn} by {e.by}: {len(e.files)} file(s)"
-                + (": " + ", ".join(e.files) if e.files else ""))
-    elif t == "agent:started":
-        text = (f"agent {e.agent_id} started{' in the background' if e.background else ''}: "
-                f"{e.description}")
-    elif t == "agent:progress":
-        text = f"agent {e.agent_id}: {e.activity or e.last_tool or ''} ({e.tokens:,} tokens)"
-    elif t == "agent:ended":
-        text = f"agent {e.agent_id} {e.status}" + (f": {e.summary}" if e.summary else "")
-    elif t == "turn:thinking":
-        text = f"turn {e.turn} thinking: {e.text}"
-    elif t == "error":
-        text = f"{e.kind}: {e.message}"
-    else:
-        text = summarize(e.model_dump(exclude={"type", "ts", "seq"}), limit)
+    text = _SUMMARIES.get(type(e), _fields)(e, limit)
     return summarize(text, limit)
+
+
+def _fields(e: Any, limit: int) -> str:
+    """An event's own fields, as they are (for events with nothing better to say)."""
+    return summarize(e.model_dump(exclude={"type", "ts", "seq"}), limit)
+
+
+def _session_started(e: ev.SessionStarted, limit: int) -> str:
+    return (f"{'resumed' if e.resumed_from else 'started'} in {e.cwd}; resting mode "
+            f"{e.resting_mode}; model {e.model or 'default'}")
+
+
+def _turn_started(e: ev.TurnStarted, limit: int) -> str:
+    return f"turn {e.turn}{' (plan)' if e.plan else ''}: {e.prompt}"
+
+
+def _turn_ended(e: ev.TurnEnded, limit: int) -> str:
+    cost = f"; ${e.cost_usd:.4f} (running total)" if e.cost_usd is not None else ""
+    return (f"turn {e.turn} {e.result}; {e.input_tokens:,} in / {e.output_tokens:,} out"
+            f"{cost}" + (f"; {e.message}" if e.message else ""))
+
+
+def _plan_mode(e: ev.PlanMode, limit: int) -> str:
+    return f"{e.mode} {e.state} ({e.source})" + (f": {e.detail}" if e.detail else "")
+
+
+def _plan_proposed(e: ev.PlanProposed, limit: int) -> str:
+    return f"plan {e.decision_id}: {e.plan}"
+
+
+def _plan_decided(e: ev.PlanDecided, limit: int) -> str:
+    text = f"plan {e.decision_id} {e.outcome} by {e.by}"
+    if e.mode_after:
+        text += f"; next mode {e.mode_after}"
+    if e.edited:
+        text += "; edited by you" + (f": {e.approved_plan}" if e.approved_plan else "")
+    if e.feedback:
+        text += f"; feedback: {e.feedback}"
+    return text
+
+
+def _model_switched(e: ev.ModelSwitched, limit: int) -> str:
+    return f"{e.from_model or '?'} → {e.to_model or '?'} ({e.why})"
+
+
+def _question_asked(e: ev.QuestionAsked, limit: int) -> str:
+    return f"{e.decision_id}: " + " / ".join(str(q.get("question", "")) for q in e.questions)
+
+
+def _question_answered(e: ev.QuestionAnswered, limit: int) -> str:
+    return f"{e.decision_id} {e.outcome} by {e.by}" + (
+        ": " + "; ".join(f"{k} = {v}" for k, v in e.answers.items()) if e.answers else "") + (
+        "; notes: " + "; ".join(f"{k}: {v}" for k, v in e.notes.items()) if e.notes else "")
+
+
+def _tool_requested(e: ev.ToolRequested, limit: int) -> str:
+    return f"{e.decision_id} {e.tool} {summarize(e.input, limit)}"
+
+
+def _tool_decided(e: ev.ToolDecided, limit: int) -> str:
+    return f"{e.decision_id} {e.outcome} by {e.by}" + (f": {e.reason}" if e.reason else "")
+
+
+def _tasks_updated(e: ev.TasksUpdated, limit: int) -> str:
+    done = sum(x.get("status") == "completed" for x in e.tasks)
+    return f"turn {e.turn}: tasks {done}/{len(e.tasks)}" + "".join(
+        f"; [{_BOX.get(x.get('status'), ' ')}] {x.get('subject', '')}" for x in e.tasks)
+
+
+def _files_rewound(e: ev.FilesRewound, limit: int) -> str:
+    return (f"files put back as before turn {e.turn} by {e.by}: {len(e.files)} file(s)"
+            + (": " + ", ".join(e.files) if e.files else ""))
+
+
+def _agent_started(e: ev.AgentStarted, limit: int) -> str:
+    return (f"agent {e.agent_id} started{' in the background' if e.background else ''}: "
+            f"{e.description}")
+
+
+def _agent_progress(e: ev.AgentProgress, limit: int) -> str:
+    return f"agent {e.agent_id}: {e.activity or e.last_tool or ''} ({e.tokens:,} tokens)"
+
+
+def _agent_ended(e: ev.AgentEnded, limit: int) -> str:
+    return f"agent {e.agent_id} {e.status}" + (f": {e.summary}" if e.summary else "")
+
+
+def _thought(e: ev.Thought, limit: int) -> str:
+    return f"turn {e.turn} thinking: {e.text}"
+
+
+def _error(e: ev.ErrorEvent, limit: int) -> str:
+    return f"{e.kind}: {e.message}"
+
+
+_SUMMARIES: dict[type[ev.EventBase], Callable[[Any, int], str]] = {
+    ev.SessionStarted: _session_started,
+    ev.TurnStarted: _turn_started,
+    ev.TurnEnded: _turn_ended,
+    ev.PlanMode: _plan_mode,
+    ev.PlanProposed: _plan_proposed,
+    ev.PlanDecided: _plan_decided,
+    ev.PlanCommented: _fields,
+    ev.PlanHandoff: _fields,
+    ev.ModelSwitched: _model_switched,
+    ev.QuestionAsked: _question_asked,
+    ev.QuestionAnswered: _question_answered,
+    ev.ToolRequested: _tool_requested,
+    ev.ToolDecided: _tool_decided,
+    ev.TasksUpdated: _tasks_updated,
+    ev.FilesRewound: _files_rewound,
+    ev.Thought: _thought,
+    ev.AgentStarted: _agent_started,
+    ev.AgentProgress: _agent_progress,
+    ev.AgentEnded: _agent_ended,
+    ev.SessionAsleep: _fields,
+    ev.ErrorEvent: _error,
+}
+"""The one-line summary of each event class (``_fields`` says an event's fields as they are)."""
+
+
+def check_summaries() -> None:
+    """Raise ``LookupError`` naming each event class with no summary (run at import)."""
+    ev.check_table(_SUMMARIES, "summary")
+
+
+check_summaries()
 
 
 TURN_HEAD = ("turn", "started", "prompt", "result", "cost so far")

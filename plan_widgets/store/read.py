@@ -112,12 +112,12 @@ def _read_lines(path: str | os.PathLike[str], data: bytes, unknown: list[str]) -
 
 def _short(error: Exception) -> str:
     if isinstance(error, ValidationError):
-        errs = error.errors()
-        if errs:
-            first = errs[0]
+        problems = error.errors()
+        if problems:
+            first = problems[0]
             loc = ".".join(str(p) for p in first.get("loc", ()))
             msg = f"{loc}: {first.get('msg')}" if loc else str(first.get("msg"))
-            more = f" (+{len(errs) - 1} more)" if len(errs) > 1 else ""
+            more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
             return (msg + more).replace("\n", " ")[:200]
     return str(error).replace("\n", " ")[:200]
 

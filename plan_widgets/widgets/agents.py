@@ -1,6 +1,6 @@
 """The control bar's agents: ``agents N`` (those running), and on a click their list.
 
-MEASURED (FIELD-NOTES, CLI 2.1.332): subagents run in the background by default, so a cell
+Measured (docs/cli.md#agents, CLI 2.1.332): subagents run in the background by default, so a cell
 returns while they work, and the CLI runs up to 20 at once. The bar says how many run in one
 button, whatever their number (the bar stays one line); clicked, a list opens below the bar's
 line: each agent's description, elapsed time, last tool and tokens with a Stop button (the

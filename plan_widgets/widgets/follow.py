@@ -1,6 +1,6 @@
 """What happens between cells, shown below the newest ``%%claude`` cell's turn.
 
-MEASURED (FIELD-NOTES, CLI 2.1.332): when a background agent ends while no cell runs, the
+Measured (docs/cli.md#agents, CLI 2.1.332): when a background agent ends while no cell runs, the
 CLI starts a turn by itself, and a background agent may ask for a permission after its cell
 returned. Neither has a cell of its own. Output displayed while no cell executes goes to
 whichever request the kernel handled last (any cell, or none), but a display's contents can

@@ -1,6 +1,6 @@
 """Subagents under their ``Agent`` line, thinking as a folded line, refusals in words.
 
-MEASURED (FIELD-NOTES, CLI 2.1.332): a subagent's messages carry the ``Agent`` call's id as
+Measured (docs/cli.md#agents, CLI 2.1.332): a subagent's messages carry the ``Agent`` call's id as
 their parent (``parent_tool_use_id``), its permission requests carry its task id, and the
 CLI's task messages (started, progress about once per tool, ended with a summary) tell its
 state. Before issue 21 a background subagent's text was glued into the main reply and its

@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import ctypes
+import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+log = logging.getLogger(__name__)
 MAX_STUCK = 4
 """Threads still running past their budget before calls are refused."""
 _stuck: list[threading.Thread] = []
@@ -71,7 +73,7 @@ async def call(fn: Callable[[], Any], seconds: float) -> Outcome:
                     finished = True
             loop.call_soon_threadsafe(deliver, outcome)
         except BaseException:  # noqa: BLE001 - the budget ran out: the caller knows already
-            pass
+            log.debug("a call ended past its budget", exc_info=True)
 
     thread = threading.Thread(target=target, name="plan_widgets-budget", daemon=True)
     thread.start()

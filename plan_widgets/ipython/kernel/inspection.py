@@ -22,6 +22,7 @@ Every text that leaves here went through the event log's redaction rules
 from __future__ import annotations
 
 import fnmatch
+import logging
 import re
 import sys
 import types
@@ -29,6 +30,8 @@ from collections.abc import Container, Mapping, Sequence
 from typing import Any
 
 from ...store.redact import REDACTED, redact_text, sensitive_key
+
+log = logging.getLogger(__name__)
 
 MAX_OUTPUT = 20_000
 """Characters of one tool result at most (the issue's "about 20 KB")."""
@@ -109,6 +112,7 @@ def size_of(value: Any) -> str:
         if type(value) in SIZED:
             return f"len {len(value):,}"
     except Exception:  # a broken object of a known library: no size, no failure
+        log.debug("no size for %s", type(value), exc_info=True)
         return ""
     return ""
 
@@ -180,7 +184,8 @@ def _data_summary(value: Any, kind: str, limit: int) -> str:
             more = ", …" if len(value.columns) > 12 else ""
             return clip(f"columns: {', '.join(cols)}{more}", limit)
         return clip(f"dtype {value.dtype}", limit)
-    except Exception:
+    except Exception:  # a broken object of a known library: its kind alone, no failure
+        log.debug("no summary of a %s", kind, exc_info=True)
         return f"<{kind}>"
 
 
