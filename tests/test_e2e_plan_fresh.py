@@ -81,10 +81,13 @@ def test_approve_start_fresh_runs_the_plan_in_a_new_conversation(workdir: Path) 
         assert handoff[0]["new_id"] == new_id and "# Plan: greet" in str(handoff[0]["plan"])
         assert [e["type"] for e in new_log[:2]] == ["session:started", "plan:handoff"]
         assert any(e["type"] == "turn:ended" for e in new_log)  # the plan's turn is logged there
-        # %claude sessions lists both
-        out = k.execute("%claude sessions")
-        table = next(d["text/plain"] for d in out["data"] if "text/plain" in d)
-        assert old_id[:8] in table and new_id[:8] in table
+        # %claude sessions (and history) lists both, each naming the other
+        for command in ("sessions", "history"):
+            out = k.execute(f"%claude {command}")
+            table = next(d["text/plain"] for d in out["data"] if "text/plain" in d)
+            assert old_id[:8] in table and new_id[:8] in table
+            assert f"started fresh from {old_id[:8]}" in table, table
+            assert f"went on in {new_id[:8]}" in table, table
     finally:
         _close(k)
     # after a restart, %claude resume of either works, each with its own conversation

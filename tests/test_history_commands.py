@@ -91,6 +91,25 @@ def test_sessions_lists_the_logs_newest_first(tmp_path: Path, shown: list[Any]) 
     assert "<td style=\"text-align:left\">2</td>" in table["text/html"]
 
 
+def test_history_names_both_conversations_of_a_plan_approved_to_start_fresh(
+        tmp_path: Path, shown: list[Any]) -> None:
+    write_session(tmp_path, "old-1111", ts=1.0e9, pending=False)
+    handoff = ev.PlanHandoff(decision_id="pa", old_id="old-1111", new_id="new-2222",
+                             plan="# Plan A", mode="acceptEdits", ts=1.0e9 + 20)
+    with EventLog(tmp_path / "old-1111.jsonl") as log:
+        log.append(handoff)
+    with EventLog(tmp_path / "new-2222.jsonl") as log:
+        log.append(ev.SessionStarted(session_id="new-2222", name="default", cwd="/w",
+                                     resting_mode="acceptEdits", ts=1.0e9 + 21))
+        log.append(handoff)
+    _commands.run(Magics(tmp_path), "history")
+    text = shown[0]["text/plain"]
+    new_row = next(ln for ln in text.splitlines() if ln.startswith("new-2222"))
+    old_row = next(ln for ln in text.splitlines() if ln.startswith("old-1111"))
+    assert "default (started fresh from old-1111)" in new_row
+    assert "default (went on in new-2222)" in old_row
+
+
 def test_sessions_without_logs_says_where_it_looked(tmp_path: Path,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
     _commands.run(Magics(tmp_path / "none"), "sessions")

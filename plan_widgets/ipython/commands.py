@@ -28,7 +28,10 @@ commands:
   interrupt           interrupt the running turn (a pending decision is cancelled)
   stop                end the session (the CLI exits; %claude resume continues it)
   plan on|off         enter or leave plan mode live
-  sessions            sessions of this kernel, and those found in the event logs
+  sessions            sessions of this kernel, and those found in the event logs; a plan
+                      approved to start fresh names the conversation it came from and the
+                      one it went on in
+  history             the same list as sessions
   resume [ID] [--scripted FILE]
                       continue a session after a restart (default: the newest in the logs):
                       the CLI reconnects with its own transcript, the markers, plans and
@@ -105,6 +108,7 @@ COMMANDS: dict[str, Command] = {c.name: c for c in [
     Command("stop", live.stop, live=True),
     Command("plan", live.plan, _switch, "%claude plan on|off", live=True),
     Command("sessions", history.sessions, reads_logs=True),
+    Command("history", history.sessions, reads_logs=True),
     Command("resume", resume_command, _resume_arguments,
             "%claude resume [ID] [--scripted FILE] [--session NAME]", reads_logs=True),
     Command("log", history.log, _session_id, f"%claude log {_ID}", reads_logs=True),

@@ -44,21 +44,37 @@ def unreadable(bad: list[tuple[Path, str]]) -> str:
 # -- sessions --------------------------------------------------------------------------------
 
 
+def _named(name: str | None, fresh_from: str | None, went_on_in: str | None) -> str:
+    """A session's name, with the conversation a plan approved to start fresh came from or
+    went on in (each a resumable session id of its own)."""
+    links = ([f"started fresh from {fresh_from[:8]}"] if fresh_from else []) + (
+        [f"went on in {went_on_in[:8]}"] if went_on_in else [])
+    return f"{name or '?'} ({'; '.join(links)})" if links else name or "?"
+
+
 def sessions(args: argparse.Namespace) -> None:
-    """``%claude sessions``: this kernel's sessions, then those only in the logs."""
+    """``%claude sessions`` (or ``history``): this kernel's sessions, then those only in the
+    logs."""
     where = log_dir(args.config)
     rows = []
     seen = set()
     bad: list[tuple[Path, str]] = []
+    logged = {info.session_id: info for info in list_sessions(where, bad)}
     for s in _registry.sessions().values():
         seen.add(s.session_id)
         st = s.state
-        rows.append([s.session_id, s.name, when(st.started), st.turns, f"${st.cost_usd:.4f}",
+        # the links come from the log it writes now (a live session that started fresh
+        # keeps the planning conversation's state: its turns and cost go on)
+        own = logged.get(s.session_id)
+        rows.append([s.session_id, _named(s.name, own.fresh_from if own else None,
+                                          own.went_on_in if own else None),
+                     when(st.started), st.turns, f"${st.cost_usd:.4f}",
                      st.mode or "?", len(st.pending_ids), "this kernel: " + s.status])
-    for info in list_sessions(where, bad):
+    for info in logged.values():
         if info.session_id in seen:
             continue
-        rows.append([info.session_id, info.name or "?", when(info.started), info.turns,
+        rows.append([info.session_id, _named(info.name, info.fresh_from, info.went_on_in),
+                     when(info.started), info.turns,
                      f"${info.cost_usd:.4f}", info.last_mode or "?",
                      # its callbacks died with the kernel that asked: resume expires them
                      f"{info.pending} unanswered" if info.pending else 0, info.where])

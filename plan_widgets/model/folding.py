@@ -79,6 +79,8 @@ class _Builder:
     tasks_turn: int
     rewound: tuple[int, ...]
     agents: tuple[AgentRecord, ...]
+    fresh_from: str | None
+    went_on_in: str | None
 
     def __init__(self, state: SessionState, own: bool) -> None:
         for f in _SCALARS:
@@ -258,6 +260,14 @@ def _plan_decided(b: _Builder, e: PlanDecided) -> None:
     b.decide(e, "plan", **changes)
 
 
+def _plan_handoff(b: _Builder, e: PlanHandoff) -> None:
+    # The old log ends with it; the new one has it right after its session:started.
+    if e.new_id == b.session_id:
+        b.fresh_from = e.old_id
+    elif e.old_id == b.session_id:
+        b.went_on_in = e.new_id
+
+
 def _plan_commented(b: _Builder, e: PlanCommented) -> None:
     old = b._decisions.get(e.decision_id)
     if old is None or old.kind != "plan":
@@ -347,6 +357,7 @@ FOLDS: dict[type[EventBase], Callable[[_Builder, Any], None]] = {
     PlanProposed: _plan_proposed,
     PlanDecided: _plan_decided,
     PlanCommented: _plan_commented,
+    PlanHandoff: _plan_handoff,
     ModelSwitched: _model_switched,
     QuestionAsked: _question_asked,
     QuestionAnswered: _question_answered,
@@ -362,9 +373,6 @@ FOLDS: dict[type[EventBase], Callable[[_Builder, Any], None]] = {
 """The fold handler of each event class."""
 
 NOT_FOLDED: frozenset[type[EventBase]] = frozenset({
-    # A log is one conversation: the old one's ends here, the new one's log begins with
-    # session:started (agent/handoff). Its session_id stays the log's own, so both are listed.
-    PlanHandoff,
     Thought,  # shown in the turn's output and the history, nothing to keep in the state
     SessionAsleep,  # the next turn's session:started (resumed) says what changed
 })

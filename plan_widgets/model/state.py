@@ -139,6 +139,11 @@ class SessionState:
     """The turns whose files were rewound (``files:rewound``), in order."""
     agents: tuple[AgentRecord, ...] = ()
     """Every subagent of the session, in the order they started (``agent:*``)."""
+    fresh_from: str | None = None
+    """The conversation whose approved plan started this one (Approve, start fresh)."""
+    went_on_in: str | None = None
+    """The conversation this one's approved plan started (Approve, start fresh): this one
+    ended there."""
 
     @property
     def running_agents(self) -> list[AgentRecord]:

@@ -45,6 +45,10 @@ class SessionSummary:
     path: Path
     holder: Holder | None = None
     """The other live process that has the log open for writing (None: none)."""
+    fresh_from: str | None = None
+    """The conversation whose approved plan started this one (Approve, start fresh)."""
+    went_on_in: str | None = None
+    """The conversation this one's approved plan started."""
 
     @property
     def where(self) -> str:
@@ -200,6 +204,8 @@ def summarize_state(state: SessionState, path: Path) -> SessionSummary:
         pending=len(state.pending_ids),
         path=path,
         holder=held_elsewhere(path),
+        fresh_from=state.fresh_from,
+        went_on_in=state.went_on_in,
     )
 
 
