@@ -127,6 +127,24 @@ class Modes:
                 h.emit(ev.ErrorEvent(kind="model", message=str(e)))
                 h.marker(f"Could not switch back to the resting model: {e}")
 
+    def restored(self, mode: str) -> str | None:
+        """A resumed session was in ``mode``: the gate follows it at once (plan mode refuses
+        tools before the CLI is up). Returns the mode the CLI restarts in (see
+        :meth:`restart_mode`)."""
+        self.gate_plan = mode == "plan"
+        return self.restart_mode(mode)
+
+    def restart_mode(self, mode: str) -> str | None:
+        """The mode a new CLI process of the session starts in to go on in ``mode``: ``mode``
+        itself, or None (the resting mode) when the resting mode is bypassPermissions, which
+        the CLI allows only if it starts in it: ``mode`` is then requested once it is up."""
+        resting = self.host.options.mode
+        if resting == "bypassPermissions" and mode != resting:
+            self.requested_source = "resume"
+            self.host.emit(ev.PlanMode(mode=mode, state="requested", source="resume"))
+            return None
+        return mode
+
     # -- reports ---------------------------------------------------------------------------
     def saw_mode(self, mode: str) -> None:
         """The CLI confirmed ``mode``."""

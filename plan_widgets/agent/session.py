@@ -20,11 +20,11 @@ from typing import Any
 from .. import model as ev
 from ..model.errors import OptionError, SessionError
 from ..model.options import SessionOptions
-from ..store import LogIncomplete
 from . import wording
-from .decisions import Decision, DecisionBook
+from .decisions import Decision, DecisionBook, PlanDecision
 from .desk import Desk
 from .gate import Gate
+from .handoff import Handoff, start_fresh
 from .lifecycle import Lifecycle
 from .modes import Modes
 from .rewind import Rewinder, RewindPlan
@@ -53,16 +53,16 @@ class Session:
         self.book = DecisionBook()
         self.dead: str | None = None
         self.closed = False
-        self.log_problem: str | None = None
-        """Why the event log is incomplete (a full disk), or None: the session goes on."""
-        self.modes = Modes(self, self.options.plan, self.options.model)
-        self.gate = Gate(Desk(self))
-        self.runner = Runner(self)
-        self.rewinder = Rewinder(self)
         self._pulse = asyncio.Event()
         self._listeners: list[Callable[[Session], None]] = []
         self._between_cells: Callable[[str], TurnView] | None = None
-        self.life = Lifecycle(self, client)
+        # the helpers, each given this session (as the narrow port it needs) and its siblings
+        self.modes = Modes(self, self.options.plan, self.options.model)
+        self.runner = Runner(self, self.modes)
+        self.gate = Gate(Desk(self, self.book, self.runner, self.modes, self._start_fresh))
+        self.rewinder = Rewinder(self)
+        self.life = Lifecycle(self, client, runner=self.runner, modes=self.modes,
+                              gate=self.gate, book=self.book)
         if self.options.resume:
             self.life.restore()
         self._owner = asyncio.get_running_loop().create_task(
@@ -149,6 +149,10 @@ class Session:
         notebook: below the newest cell of the session)."""
         self._between_cells = factory
 
+    def _start_fresh(self, decision: PlanDecision) -> Handoff | None:
+        """A plan approved to start fresh runs in a new conversation (see :mod:`.handoff`)."""
+        return start_fresh(self, self.modes, self.life, decision)
+
     def between_cells_view(self, title: str) -> TurnView:
         """A view for output that belongs to no cell (nowhere, if no frontend said where)."""
         if self._between_cells is not None:
@@ -194,6 +198,11 @@ class Session:
     def log_path(self) -> Path | None:
         """The session's event log file (None before it is known)."""
         return self.life.log.path if self.life.log is not None else None
+
+    @property
+    def log_problem(self) -> str | None:
+        """Why the event log is incomplete (a full disk), or None: the session goes on."""
+        return self.life.log_problem
 
     @property
     def status(self) -> str:
@@ -331,26 +340,11 @@ class Session:
     # -- events and state (used by the lifecycle, the gate and mode tracking) ----------------
     def emit(self, event: ev.Event) -> ev.Event:
         """Log ``event``, fold it into the state, and tell the listeners."""
-        if self.life.log is not None:
-            try:
-                event = self.life.log.append(event)
-            except LogIncomplete as e:  # a full disk: the session goes on, and says so once
-                self._log_incomplete(e)
-            except (OSError, ValueError) as e:  # an unserializable input
-                log.error("event log %s: %s", self.life.log.path, e)  # must not stop the agent
+        event = self.life.write(event)
         self.events.append(event)
         self.state = ev.apply(self.state, event)
         self.notify()
         return event
-
-    def _log_incomplete(self, e: LogIncomplete) -> None:
-        text = str(e)[:1].upper() + str(e)[1:]
-        if self.log_problem is not None and f"from event {e.at}:" in self.log_problem:
-            return
-        self.log_problem = text
-        log.error("%s", text)
-        if self.runner.turn is not None:
-            self.runner.turn.view.error(text)
 
     def restore(self, events: list[ev.Event]) -> None:
         """Take a resumed session's logged past as its own."""

@@ -137,9 +137,7 @@ class Turn:
         """Put the files back as they were before this turn (and so undo every later turn's
         Write/Edit changes too); ``dry_run``: only say which files would change. Returns a
         :class:`~plan_widgets.agent.rewind.RewindPlan`."""
-        if dry_run:
-            return await self.session.rewinder.preview(self)
-        return await self.session.rewinder.rewind(self)
+        return await self.session.rewind(self, dry_run=dry_run)
 
     def __repr__(self) -> str:
         state = "done" if self.done else "running"
