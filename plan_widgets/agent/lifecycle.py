@@ -25,6 +25,7 @@ from typing import Any, Protocol
 
 from .. import model as ev
 from ..model.errors import OptionError
+from ..model.events import ModeSource
 from ..model.options import ALL_MODES
 from ..store import (
     EventLog,
@@ -65,7 +66,6 @@ class LifecycleHost(SleepHost, Protocol):
     def host_tools(self) -> HostTools | None: ...
 
     def restore(self, events: list[ev.Event]) -> None: ...
-    async def connected_now(self, mode: str, source: str) -> None: ...
     def die(self, reason: str) -> None: ...
 
 
@@ -198,7 +198,16 @@ class Lifecycle:
             **(_host_config(host, self.gate.screen) if host is not None else {})))
         await asyncio.wait_for(self.client.connect(), o.connect_timeout)
         self.connected.set()
-        await s.connected_now(self.resume_mode or o.mode, "resume" if o.resume else "start")
+        await self._connected_now(self.resume_mode or o.mode, "resume" if o.resume else "start")
+
+    async def _connected_now(self, mode: str, source: ModeSource) -> None:
+        """The CLI is up: its mode is in force; a mode asked for meanwhile is applied now."""
+        s = self.s
+        s.emit(ev.PlanMode(mode=mode, state="effective", source=source))
+        want = s.state.requested_mode
+        if want and want != s.options.mode:
+            await self.modes.apply(want, "user")
+        s.notify()
 
     async def _environment(self) -> dict[str, str]:
         """The CLI's extra environment: the scripted model's endpoint, or real credentials."""
@@ -270,6 +279,18 @@ class Lifecycle:
             self.scratch.remove()
         runner.drop_queued(s.dead or "the session was closed")
         s.notify()
+
+    def ended(self, reason: str) -> None:
+        """The CLI is gone (the session is dead for ``reason``): end what waits on it."""
+        runner = self.runner
+        self.s.emit(ev.ErrorEvent(kind="session_dead", message=reason))
+        self.book.end_open("cli", expire=True)
+        runner.agents.end_all(wording.CLI_EXITED_AGENTS)
+        for turn in (runner.turn, runner.cli_turn):
+            if turn is not None:
+                runner.end(turn, None, f"The session ended: {reason}")
+        runner.stop()
+        self.s.notify()
 
     @property
     def pid(self) -> int | None:

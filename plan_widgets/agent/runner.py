@@ -212,6 +212,12 @@ class Runner:
         if turn.origin != "user":  # a cell's turn goes static through its cell
             _hook(turn.view, "turn_done")
 
+    def marker(self, text: str) -> None:
+        """Show a marker in the turn whose messages arrive now (nowhere, between turns)."""
+        turn = self.cli_turn or self.turn
+        if turn is not None:
+            turn.view.marker(text)
+
     # -- whose turn ------------------------------------------------------------------------
     def _target(self) -> Turn:
         """The turn the CLI's content belongs to; content with no turn open starts a turn of

@@ -15,7 +15,7 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from .. import model as ev
 from ..model.errors import OptionError, SessionError
@@ -29,12 +29,10 @@ from .lifecycle import Lifecycle
 from .modes import Modes
 from .rewind import Rewinder, RewindPlan
 from .runner import Runner
-from .seam import AgentClient, ClientFactory, HostTools
+from .seam import AgentClient, ClientFactory, HostTools, bounded_control
 from .tasks import spawn
 from .turn import NullView, Turn, TurnView
 
-CONTROL_TIMEOUT = 15.0
-"""Seconds a control request (mode, model, interrupt) may take before the CLI counts as hung."""
 log = logging.getLogger("plan_widgets")
 
 
@@ -118,10 +116,19 @@ class Session:
         """Measure how full the context is now (bounded; it is :attr:`context` then)."""
         return await self.runner.measure_context(self.state.turns)
 
-    async def rewind(self, turn: Any = None, *, dry_run: bool = False) -> RewindPlan:
+    async def rewind(self, turn: Any = None, *, dry_run: bool = False,
+                     by: ev.Actor = "code") -> RewindPlan:
         """Put files back as before ``turn`` (a Turn or its number; default: the last that
-        changed files). ``dry_run``: only list what would change (see :mod:`.rewind`)."""
-        return await (self.rewinder.preview(turn) if dry_run else self.rewinder.rewind(turn))
+        changed files). ``dry_run``: only list what would change (see :mod:`.rewind`).
+        ``by``: who asked (``user``: a button or a command), as logged."""
+        if dry_run:
+            return await self.rewinder.preview(turn)
+        return await self.rewinder.rewind(turn, by=by)
+
+    def rewind_target(self, turn: Any = None) -> int:
+        """The number of the turn a rewind of ``turn`` goes back to before (default: the last
+        turn that changed files); an OptionError (one line) says why there is none."""
+        return self.rewinder.resolve(turn)[0]
 
     @property
     def agents(self) -> list[ev.AgentRecord]:
@@ -203,6 +210,26 @@ class Session:
     def log_problem(self) -> str | None:
         """Why the event log is incomplete (a full disk), or None: the session goes on."""
         return self.life.log_problem
+
+    # -- sleep: an idle session's CLI closes, the next turn resumes it (see :mod:`.idle`) ------
+    @property
+    def leaving(self) -> bool:
+        """Asleep, or about to be (its CLI closes after the running step)."""
+        return self.life.idle.leaving
+
+    @property
+    def last_active(self) -> float:
+        """When the session's state last changed (``time.monotonic()``)."""
+        return self.life.idle.last_active
+
+    def may_sleep(self) -> bool:
+        """Idle, with nothing that needs the CLI (no turn, decision or running agent)."""
+        return self.life.idle.may_sleep()
+
+    def sleep(self, reason: Literal["idle", "cap"] = "cap") -> bool:
+        """Close the CLI after the running step if the session may sleep (False: it may not);
+        the next turn starts it again on the same conversation."""
+        return self.life.idle.request(reason)
 
     @property
     def status(self) -> str:
@@ -354,9 +381,7 @@ class Session:
 
     def marker(self, text: str) -> None:
         """Show a marker in the running turn (nowhere, between turns)."""
-        turn = self.runner.cli_turn or self.runner.turn
-        if turn is not None:
-            turn.view.marker(text)
+        self.runner.marker(text)
 
     def check_alive(self) -> None:
         if self.closed:
@@ -365,15 +390,8 @@ class Session:
             raise SessionError(f"session {self.name!r} has ended: {self.dead}")
 
     async def control(self, aw: Awaitable[Any], what: str) -> Any:
-        """A control request to the CLI, bounded by :data:`CONTROL_TIMEOUT`."""
-        try:
-            return await asyncio.wait_for(aw, CONTROL_TIMEOUT)
-        except asyncio.TimeoutError as e:
-            raise SessionError(f"{what}: the CLI did not answer in {CONTROL_TIMEOUT:g} s") from e
-        except SessionError:
-            raise
-        except Exception as e:
-            raise SessionError(f"{what}: {e}") from e
+        """A control request to the CLI, bounded (:func:`~.seam.bounded_control`)."""
+        return await bounded_control(aw, what)
 
     def notify(self) -> None:
         """The state changed: wake whoever waits for a change, and tell the listeners."""
@@ -391,24 +409,8 @@ class Session:
             await asyncio.wait_for(self._pulse.wait(), tick)
 
     # -- the owner task's steps (see lifecycle) ------------------------------------------------
-    async def connected_now(self, mode: str, source: str) -> None:
-        """The CLI is up: its mode is in force; a mode asked for meanwhile is applied now."""
-        self.emit(ev.PlanMode(mode=mode, state="effective", source=source))  # type: ignore[arg-type]
-        want = self.state.requested_mode
-        if want and want != self.options.mode:
-            await self.modes.apply(want, "user")
-        self.notify()
-
     def die(self, reason: str) -> None:
         """The CLI is gone (or never started): end everything that waits on it."""
-        if self.dead:
-            return
-        self.dead = reason = wording.with_stderr(reason, self.life.stderr)
-        self.emit(ev.ErrorEvent(kind="session_dead", message=reason))
-        self.book.end_open("cli", expire=True)
-        self.runner.agents.end_all(wording.CLI_EXITED_AGENTS)
-        for turn in (self.runner.turn, self.runner.cli_turn):
-            if turn is not None:
-                self.runner.end(turn, None, f"The session ended: {reason}")
-        self.runner.stop()
-        self.notify()
+        if not self.dead:
+            self.dead = wording.with_stderr(reason, self.life.stderr)
+            self.life.ended(self.dead)

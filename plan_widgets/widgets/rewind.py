@@ -122,7 +122,7 @@ class RewindPanel:
 
     async def _preview(self) -> None:
         try:
-            self.plan = plan = await self.session.rewinder.preview(self.turn)
+            self.plan = plan = await self.session.rewind(self.turn, dry_run=True)
         except Exception as e:  # one line: the CLI's reason, or why not
             self._failed(e)
             return
@@ -162,7 +162,7 @@ class RewindPanel:
 
     async def _rewind(self) -> None:
         try:
-            done = await self.session.rewinder.rewind(self.turn, by="user")
+            done = await self.session.rewind(self.turn, by="user")
         except Exception as e:
             self._failed(e)
             return
