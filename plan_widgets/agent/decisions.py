@@ -360,7 +360,7 @@ KINDS: dict[str, type[Decision]] = {
 """Each decision kind's class, by its name."""
 
 
-class DecisionBook:
+class DecisionList:
     """The decisions of one session, oldest first; the one place that ends open ones."""
 
     def __init__(self) -> None:

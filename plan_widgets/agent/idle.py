@@ -76,7 +76,7 @@ class Sleeper:
 
     def __init__(self, owner: CliOwner, session: SleepHost, runner: Runner,
                  modes: Modes) -> None:
-        self.life = owner
+        self.owner = owner
         self.s = session
         self.runner = runner
         self.modes = modes
@@ -122,9 +122,9 @@ class Sleeper:
     def may_sleep(self) -> bool:
         """Idle, with nothing that needs the CLI: no turn (queued, running, or the CLI's own),
         no decision waiting, no background agent running."""
-        s, life = self.s, self.life
-        return (not self.asleep and self._nap is None and life.client is not None
-                and life.connected.is_set() and not s.busy and s.pending is None
+        s, owner = self.s, self.owner
+        return (not self.asleep and self._nap is None and owner.client is not None
+                and owner.connected.is_set() and not s.busy and s.pending is None
                 and not s.open_decisions() and not s.running_agents
                 and not (s.closed or s.dead))
 
@@ -154,15 +154,15 @@ class Sleeper:
             await self._wake()
 
     async def _sleep(self, reason: Reason) -> None:
-        life, s = self.life, self.s
+        owner, s = self.owner, self.s
         s.emit(ev.SessionAsleep(reason=reason, idle_seconds=round(self.idle_for, 1)))
         self.asleep = True
-        if life.reader is not None:
-            life.reader.cancel()  # the CLI's exit is ours, not a death
-        life.connected.clear()
-        client, life.client = life.client, None
-        scripted, life.scripted = life.scripted, None
-        scratch, life.scratch = life.scratch, None
+        if owner.reader is not None:
+            owner.reader.cancel()  # the CLI's exit is ours, not a death
+        owner.connected.clear()
+        client, owner.client = owner.client, None
+        scripted, owner.scripted = owner.scripted, None
+        scratch, owner.scratch = owner.scratch, None
         s.notify()  # the control bar says "asleep" at once
         if client is not None:
             await _quietly(client.disconnect(), "disconnect the sleeping CLI", 10.0)
@@ -176,20 +176,20 @@ class Sleeper:
 
     async def _wake(self) -> None:
         """Start the CLI again on the same conversation, in the mode it was in."""
-        life, s = self.life, self.s
+        owner, s = self.owner, self.s
         self.asleep = False
         self.last_active = time.monotonic()
         for turn in self.runner.queued[:1]:
             turn.view.marker(WAKING)
         st = s.state
-        life.resumed_from = s.session_id
+        owner.resumed_from = s.session_id
         s.update_options(resume=s.session_id)
-        life.resume_mode = None
+        owner.resume_mode = None
         if st.mode in ALL_MODES:  # as a resume after a restart
-            life.resume_mode = self.modes.restart_mode(st.mode)
+            owner.resume_mode = self.modes.restart_mode(st.mode)
         target = self.modes.model_target
-        await life.start()
-        life.reader = asyncio.get_running_loop().create_task(life.read())
+        await owner.start()
+        owner.reader = asyncio.get_running_loop().create_task(owner.read())
         if target is not None and target != s.options.model:
             try:  # a model set live (or the plan model) is the one the CLI goes on with
                 await self.modes.set_model(target, self.modes.why_model or "resumed")

@@ -37,7 +37,7 @@ from ..store import (
 )
 from . import wording
 from .credentials import private_config_dir, require_credentials
-from .decisions import KINDS, DecisionBook
+from .decisions import KINDS, DecisionList
 from .gate import EDIT_TOOLS, Gate
 from .idle import Sleeper, SleepHost, budget_left
 from .modes import Modes
@@ -73,16 +73,16 @@ class Lifecycle:
     """The owner of one session's CLI, scripted model and event log.
 
     It runs the session's ``runner`` (turns), answers the CLI's permission requests through
-    ``gate``, restores ``modes`` on a resume, and ends the open decisions of ``book``."""
+    ``gate``, restores ``modes`` on a resume, and ends the open decisions of ``decision_list``."""
 
     def __init__(self, session: LifecycleHost, factory: ClientFactory | None, *,
-                 runner: Runner, modes: Modes, gate: Gate, book: DecisionBook) -> None:
+                 runner: Runner, modes: Modes, gate: Gate, decision_list: DecisionList) -> None:
         self.s = session
         self.factory = factory
         self.runner = runner
         self.modes = modes
         self.gate = gate
-        self.book = book
+        self.decision_list = decision_list
         self.client: AgentClient | None = None
         self.log: EventLog | None = None
         self.log_problem: str | None = None
@@ -261,7 +261,7 @@ class Lifecycle:
     async def stop(self) -> None:
         s = self.s
         runner = self.runner
-        self.book.end_open("close" if s.closed else "cli")
+        self.decision_list.end_open("close" if s.closed else "cli")
         runner.agents.end_all(wording.CLOSED_AGENTS if s.closed else wording.CLI_EXITED_AGENTS)
         own = runner.cli_turn
         if own is not None and own.origin != "user":
@@ -284,7 +284,7 @@ class Lifecycle:
         """The CLI is gone (the session is dead for ``reason``): end what waits on it."""
         runner = self.runner
         self.s.emit(ev.ErrorEvent(kind="session_dead", message=reason))
-        self.book.end_open("cli", expire=True)
+        self.decision_list.end_open("cli", expire=True)
         runner.agents.end_all(wording.CLI_EXITED_AGENTS)
         for turn in (runner.turn, runner.cli_turn):
             if turn is not None:

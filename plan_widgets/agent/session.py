@@ -21,9 +21,9 @@ from .. import model as ev
 from ..model.errors import OptionError, SessionError
 from ..model.options import SessionOptions
 from . import wording
-from .decisions import Decision, DecisionBook, PlanDecision
-from .desk import Desk
+from .decisions import Decision, DecisionList, PlanDecision
 from .gate import Gate
+from .gate_host import SessionGateHost
 from .handoff import Handoff, start_fresh
 from .lifecycle import Lifecycle
 from .modes import Modes
@@ -48,7 +48,7 @@ class Session:
         self.session_id: str = self.options.resume or str(uuid.uuid4())
         self.events: list[ev.Event] = []
         self.state: ev.SessionState = ev.fold([])
-        self.book = DecisionBook()
+        self.decision_list = DecisionList()
         self.dead: str | None = None
         self.closed = False
         self._pulse = asyncio.Event()
@@ -57,14 +57,15 @@ class Session:
         # the helpers, each given this session (as the narrow port it needs) and its siblings
         self.modes = Modes(self, self.options.plan, self.options.model)
         self.runner = Runner(self, self.modes)
-        self.gate = Gate(Desk(self, self.book, self.runner, self.modes, self._start_fresh))
+        self.gate = Gate(SessionGateHost(self, self.decision_list, self.runner, self.modes,
+                                         self._start_fresh))
         self.rewinder = Rewinder(self)
-        self.life = Lifecycle(self, client, runner=self.runner, modes=self.modes,
-                              gate=self.gate, book=self.book)
+        self.lifecycle = Lifecycle(self, client, runner=self.runner, modes=self.modes,
+                                   gate=self.gate, decision_list=self.decision_list)
         if self.options.resume:
-            self.life.restore()
+            self.lifecycle.restore()
         self._owner = asyncio.get_running_loop().create_task(
-            self.life.run(), name=f"claude:{self.name}")
+            self.lifecycle.run(), name=f"claude:{self.name}")
 
     # -- what the session is -----------------------------------------------------------------
     @property
@@ -91,16 +92,16 @@ class Session:
     @property
     def decisions(self) -> list[Decision]:
         """Every decision of this session, oldest first."""
-        return self.book.all
+        return self.decision_list.all
 
     @property
     def pending(self) -> Decision | None:
         """The decision awaiting the user, or None."""
-        return self.book.pending
+        return self.decision_list.pending
 
     def open_decisions(self) -> list[Decision]:
         """The decisions still waiting, oldest first."""
-        return self.book.open()
+        return self.decision_list.open()
 
     @property
     def plans(self) -> list[Any]:
@@ -158,7 +159,7 @@ class Session:
 
     def _start_fresh(self, decision: PlanDecision) -> Handoff | None:
         """A plan approved to start fresh runs in a new conversation (see :mod:`.handoff`)."""
-        return start_fresh(self, self.modes, self.life, decision)
+        return start_fresh(self, self.modes, self.lifecycle, decision)
 
     def between_cells_view(self, title: str) -> TurnView:
         """A view for output that belongs to no cell (nowhere, if no frontend said where)."""
@@ -171,8 +172,7 @@ class Session:
 
     @property
     def busy(self) -> bool:
-        """True while a turn runs (also one the CLI started by itself) or waits in the
-        queue."""
+        """True while a turn runs (also one the CLI started by itself) or is queued."""
         r = self.runner
         return r.turn is not None or r.cli_turn is not None or bool(r.queued)
 
@@ -184,59 +184,63 @@ class Session:
     @property
     def connected(self) -> bool:
         """True once the CLI has answered ``initialize`` (stays true after it ends)."""
-        return self.life.connected.is_set()
+        return self.lifecycle.connected.is_set()
 
     @property
     def client(self) -> AgentClient | None:
         """The connected CLI (None before it starts)."""
-        return self.life.client
+        return self.lifecycle.client
 
     @property
     def cli_env(self) -> Mapping[str, str]:
         """The environment the CLI runs with."""
-        return self.life.cli_env
+        return self.lifecycle.cli_env
 
     @property
     def cli_pid(self) -> int | None:
         """The CLI's process id while it runs."""
-        return self.life.pid
+        return self.lifecycle.pid
 
     @property
     def log_path(self) -> Path | None:
         """The session's event log file (None before it is known)."""
-        return self.life.log.path if self.life.log is not None else None
+        return self.lifecycle.log.path if self.lifecycle.log is not None else None
 
     @property
     def log_problem(self) -> str | None:
         """Why the event log is incomplete (a full disk), or None: the session goes on."""
-        return self.life.log_problem
+        return self.lifecycle.log_problem
+
+    @property
+    def life(self) -> Lifecycle:  # the old name of ``lifecycle``, for callers not yet moved
+        return self.lifecycle
 
     # -- sleep: an idle session's CLI closes, the next turn resumes it (see :mod:`.idle`) ------
     @property
     def leaving(self) -> bool:
         """Asleep, or about to be (its CLI closes after the running step)."""
-        return self.life.idle.leaving
+        return self.lifecycle.idle.leaving
 
     @property
     def last_active(self) -> float:
         """When the session's state last changed (``time.monotonic()``)."""
-        return self.life.idle.last_active
+        return self.lifecycle.idle.last_active
 
     def may_sleep(self) -> bool:
         """Idle, with nothing that needs the CLI (no turn, decision or running agent)."""
-        return self.life.idle.may_sleep()
+        return self.lifecycle.idle.may_sleep()
 
     def sleep(self, reason: Literal["idle", "cap"] = "cap") -> bool:
         """Close the CLI after the running step if the session may sleep (False: it may not);
         the next turn starts it again on the same conversation."""
-        return self.life.idle.request(reason)
+        return self.lifecycle.idle.request(reason)
 
     @property
     def status(self) -> str:
         """idle, starting, working, waiting (for you), asleep, dead or closed."""
         if self.closed:
             return "closed"
-        if self.dead or (self.life.idle.asleep and not self.runner.queued):
+        if self.dead or (self.lifecycle.idle.asleep and not self.runner.queued):
             return "dead" if self.dead else "asleep"
         if self.pending is not None:
             return "waiting"
@@ -320,7 +324,7 @@ class Session:
 
     def end_decisions(self, by: str, *, only: Decision | None = None) -> None:
         """End open decisions (or only ``only``) unanswered: cancelled, never approved."""
-        self.book.end_open(by, only=only)  # type: ignore[arg-type]
+        self.decision_list.end_open(by, only=only)  # type: ignore[arg-type]
 
     async def interrupt(self) -> None:
         """Interrupt the running turn; any pending decision is cancelled (never approved)."""
@@ -367,7 +371,7 @@ class Session:
     # -- events and state (used by the lifecycle, the gate and mode tracking) ----------------
     def emit(self, event: ev.Event) -> ev.Event:
         """Log ``event``, fold it into the state, and tell the listeners."""
-        event = self.life.write(event)
+        event = self.lifecycle.write(event)
         self.events.append(event)
         self.state = ev.apply(self.state, event)
         self.notify()
@@ -412,5 +416,5 @@ class Session:
     def die(self, reason: str) -> None:
         """The CLI is gone (or never started): end everything that waits on it."""
         if not self.dead:
-            self.dead = wording.with_stderr(reason, self.life.stderr)
-            self.life.ended(self.dead)
+            self.dead = wording.with_stderr(reason, self.lifecycle.stderr)
+            self.lifecycle.ended(self.dead)

@@ -21,13 +21,13 @@ def status(args: argparse.Namespace) -> None:
     s = args.live
     st = s.state
     d = s.pending
-    pend = f", waiting for a {d.kind} decision" if d else ""
+    waiting = f", waiting for a {d.kind} decision" if d else ""
     mode = st.mode or "not reported yet"
     if st.requested_mode and st.requested_mode != st.mode:
         mode += f" (→ {st.requested_mode} requested)"
     elif st.refused:
         mode += f" (last change refused: {st.refused})"
-    print(f"{s.name}: {s.status}{pend}; mode {mode}; resting {s.options.mode}; "
+    print(f"{s.name}: {s.status}{waiting}; mode {mode}; resting {s.options.mode}; "
           f"model {st.model or 'not reported yet'}; {st.turns} turns; ${st.cost_usd:.4f}; "
           f"id {s.session_id}")
     if s.dead:

@@ -1,9 +1,9 @@
 """The session as the gate's host: what the gate asks of a session, in one small class.
 
 The gate (:mod:`gate`) speaks to its host through the :class:`~plan_widgets.agent.gate.GateHost`
-protocol only; :class:`Desk` answers for a :class:`~plan_widgets.agent.session.Session`: a new
-decision is logged, recorded and shown on the running turn's card; refusals are logged and
-said as a marker; an approved plan leaves plan mode through mode tracking.
+protocol only; :class:`SessionGateHost` answers for a session: a new decision is logged,
+recorded and shown on the running turn's card; refusals are logged and said as a marker; an
+approved plan leaves plan mode through mode tracking.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from .. import model as ev
 from ..model.options import SessionOptions
 from . import wording
-from .decisions import Decision, DecisionBook, PlanDecision
+from .decisions import Decision, DecisionList, PlanDecision
 from .modes import Modes
 from .ports import SessionPort
 from .runner import Runner
@@ -24,7 +24,7 @@ from .seam import HostTools
 log = logging.getLogger("plan_widgets")
 
 
-class DeskHost(SessionPort, Protocol):
+class GateHostPort(SessionPort, Protocol):
     """What the gate's host needs of its session besides the shared port."""
 
     @property
@@ -35,15 +35,15 @@ class DeskHost(SessionPort, Protocol):
     def end_decisions(self, by: str, *, only: Decision | None = None) -> None: ...
 
 
-class Desk:
+class SessionGateHost:
     """A :class:`~plan_widgets.agent.gate.GateHost` for one session: it records decisions in
-    ``book``, shows them where ``runner`` says, leaves plan mode through ``modes``, and hands
-    a plan approved to start fresh to ``start_fresh``."""
+    ``decision_list``, shows them where ``runner`` says, leaves plan mode through ``modes``,
+    and hands a plan approved to start fresh to ``start_fresh``."""
 
-    def __init__(self, session: DeskHost, book: DecisionBook, runner: Runner, modes: Modes,
-                 start_fresh: Callable[[PlanDecision], object]) -> None:
+    def __init__(self, session: GateHostPort, decision_list: DecisionList, runner: Runner,
+                 modes: Modes, start_fresh: Callable[[PlanDecision], object]) -> None:
         self.s = session
-        self.book = book
+        self.decision_list = decision_list
         self.runner = runner
         self.modes = modes
         self.start_fresh = start_fresh
@@ -67,7 +67,7 @@ class Desk:
     def open_decision(self, d: Decision) -> None:
         s = self.s
         s.emit(d.asked_event())
-        self.book.add(d)
+        self.decision_list.add(d)
         d.on_resolved(self._decided)
         if isinstance(d, PlanDecision):  # its comments are logged as they come
             d.last_target = next((r.mode_after for r in reversed(list(s.state.decisions.values()))
