@@ -253,7 +253,8 @@ class Lifecycle:
             reason = wording.CLI_EXITED
         except asyncio.CancelledError:
             return
-        except Exception as e:
+        except Exception as e:  # the CLI's stream broke: the session dies, and says why
+            log.debug("session %s: reading the CLI failed", s.name, exc_info=True)
             reason = wording.start_failure(e, self.stderr, s.options.cli_path)
         if not s.closed:
             s.die(reason)

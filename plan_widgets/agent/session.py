@@ -54,7 +54,6 @@ class Session:
         self._pulse = asyncio.Event()
         self._listeners: list[Callable[[Session], None]] = []
         self._between_cells: Callable[[str], TurnView] | None = None
-        # the helpers, each given this session (as the narrow port it needs) and its siblings
         self.modes = Modes(self, self.options.plan, self.options.model)
         self.runner = Runner(self, self.modes)
         self.gate = Gate(SessionGateHost(self, self.decision_list, self.runner, self.modes,
@@ -360,7 +359,8 @@ class Session:
             self._owner.cancel()
         try:
             await asyncio.wait_for(asyncio.shield(self._owner), timeout)
-        except (asyncio.TimeoutError, asyncio.CancelledError, Exception):
+        except (asyncio.TimeoutError, asyncio.CancelledError, Exception):  # stop it anyway
+            log.debug("session %s did not end cleanly", self.name, exc_info=True)
             self._owner.cancel()
         self.notify()
 
