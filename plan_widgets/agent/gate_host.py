@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from .. import model as ev
+from ..model.events import Actor
 from ..model.options import SessionOptions
 from . import wording
 from .decisions import Decision, DecisionList, PlanDecision
@@ -32,7 +33,7 @@ class GateHostPort(SessionPort, Protocol):
     @property
     def host_tools(self) -> HostTools | None: ...
 
-    def end_decisions(self, by: str, *, only: Decision | None = None) -> None: ...
+    def end_decisions(self, by: Actor, *, only: Decision | None = None) -> None: ...
 
 
 class SessionGateHost:
@@ -97,7 +98,7 @@ class SessionGateHost:
     def decision_closed(self, d: Decision) -> None:
         self.s.notify()
 
-    def end_decisions(self, by: str, *, only: Decision | None = None) -> None:
+    def end_decisions(self, by: Actor, *, only: Decision | None = None) -> None:
         self.s.end_decisions(by, only=only)
 
     def note_refusal(self, tool: str, tool_input: dict[str, Any]) -> None:

@@ -1,7 +1,7 @@
 """A session's life as named phases, run by its one owner task: restore, start, serve, stop.
 
 The SDK's client must be connected, used and disconnected by one task (its anyio task group;
-FIELD-NOTES), so one long-lived task per session does all three, fed by a queue of turns.
+docs/cli.md#turns), so one long-lived task per session does all three, fed by a queue of turns.
 
 - **restore** (at construction, synchronous): a resumed session folds its old log back into
   state at once, so a control bar shown now is already right;
@@ -50,7 +50,7 @@ DISCONNECT_TIMEOUT = 10.0
 TASK_TOOLS_ENV = {"CLAUDE_CODE_ENABLE_TODO_TOOLS": "1"}
 """Give the agent its task-list tools, so the turn can show its progress.
 
-Measured (notes m13, section 1): with the default model this CLI offers neither TodoWrite nor
+Measured (docs/cli.md#task-tools): with the default model this CLI offers neither TodoWrite nor
 the Task* tools unless ``CLAUDE_CODE_ENABLE_TODO_TOOLS`` is set; with it, it offers TaskCreate /
 TaskUpdate / TaskList / TaskGet (as deferred tools, callable directly), which never ask for
 permission and run in plan mode too. Older models have them without it. A user's own setting

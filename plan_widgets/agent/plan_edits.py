@@ -3,7 +3,7 @@
 
 - An edit: ``approve(plan=edited)`` sends ExitPlanMode's own input back with the edited
   ``plan`` in it; this CLI then writes it to the plan file and tells the model "## Approved
-  Plan (edited by user):" followed by it (notes m13, section 2). The outcome keeps the text.
+  Plan (edited by user):" followed by it (docs/cli.md#plan-mode). The outcome keeps the text.
 - A revision: a plan proposed after the one before it was sent back with Keep planning
   ``previous`` is that one (the card shows what changed).
 """

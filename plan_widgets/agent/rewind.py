@@ -1,4 +1,4 @@
-"""Rewind a turn's files: the CLI's file checkpoints (notes m13, section 3).
+"""Rewind a turn's files: the CLI's file checkpoints (docs/cli.md#checkpoints).
 
 Each prompt is sent with our own uuid (``TurnStarted.message_id``), which the CLI takes as the
 message's id and as its checkpoint's id. Rewinding to it puts every file the CLI tracks back as

@@ -151,7 +151,7 @@ class Runner:
             if self.cli_turn is turn:
                 self.cli_turn = None
             s.notify()
-        # in the background: the CLI's first answer can take a second (notes m13, section 5),
+        # in the background: the CLI's first answer can take a second (docs/cli.md#context),
         # and neither the next turn nor closing the session waits for a meter
         if self._measuring is not None:
             self._measuring.cancel()

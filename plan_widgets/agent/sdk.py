@@ -95,7 +95,8 @@ class SdkClient:
             return
 
         # Our own uuid on the prompt message: the CLI takes it as the message's id and as its
-        # file checkpoint's id (measured, m13 section 3), so no replayed message is needed.
+        # file checkpoint's id (measured: docs/cli.md#checkpoints), so no replayed message is
+        # needed.
         async def one() -> AsyncIterator[dict[str, Any]]:
             yield {"type": "user", "uuid": message_id, "session_id": session_id,
                    "message": {"role": "user", "content": prompt}, "parent_tool_use_id": None}

@@ -321,9 +321,9 @@ class Session:
         self.options = self.options.with_(**changes)
         self.notify()
 
-    def end_decisions(self, by: str, *, only: Decision | None = None) -> None:
+    def end_decisions(self, by: ev.Actor, *, only: Decision | None = None) -> None:
         """End open decisions (or only ``only``) unanswered: cancelled, never approved."""
-        self.decision_list.end_open(by, only=only)  # type: ignore[arg-type]
+        self.decision_list.end_open(by, only=only)
 
     async def interrupt(self) -> None:
         """Interrupt the running turn; any pending decision is cancelled (never approved)."""
@@ -368,7 +368,7 @@ class Session:
         """Call ``fn(session)`` whenever its state changes."""
         self._listeners.append(fn)
 
-    # -- events and state (used by the lifecycle, the gate and mode tracking) ----------------
+    # -- events and state (what the helpers use: the SessionPort of .ports) -----------------
     def emit(self, event: ev.Event) -> ev.Event:
         """Log ``event``, fold it into the state, and tell the listeners."""
         event = self.lifecycle.write(event)
@@ -412,7 +412,7 @@ class Session:
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(self._pulse.wait(), tick)
 
-    # -- the owner task's steps (see lifecycle) ------------------------------------------------
+    # -- the end (the lifecycle calls it when the CLI is gone) ------------------------------
     def die(self, reason: str) -> None:
         """The CLI is gone (or never started): end everything that waits on it."""
         if not self.dead:

@@ -108,7 +108,7 @@ class Turn:
         self.error = error
         self._done.set_result(self)
 
-    # -- what the session learns as the CLI streams (see Session._on_* handlers) ------------
+    # -- what the turn learns as the CLI streams (see the runner's _on_* handlers) ----------
     def message_started(self, message_id: str | None) -> None:
         """A new model message: its text will stream (and is then not shown twice)."""
         if message_id:
