@@ -183,7 +183,7 @@ def test_connection_refused_is_one_clear_line(kernel: Kernel) -> None:
 
 def test_scripted_model_gone_is_one_clear_line(kernel: Kernel) -> None:
     kernel.execute("%%claude --scripted fault_order.yaml\nfirst prompt")
-    kernel.execute("await plan_widgets.get().life.scripted.astop()")
+    kernel.execute("await plan_widgets.get().lifecycle.scripted.astop()")
     out = kernel.execute("%%claude\nsecond prompt")
     assert "Traceback" not in out["text"]
     errors = kernel.wait_until(lambda: error_lines(kernel), 30, "an error line")

@@ -336,7 +336,7 @@ def test_disk_full_loses_no_event(kernel: Kernel, workdir: Path, tiny_disk: Path
     path = Path(kernel.eval("str(plan_widgets.get().log_path)").strip("'"))
     on_disk = [json.loads(line) for line in path.read_text().splitlines()]
     assert path.read_bytes().endswith(b"\n")  # never a broken line
-    broken_at = int(kernel.eval("plan_widgets.get().life.log.broken_at"))
+    broken_at = int(kernel.eval("plan_widgets.get().lifecycle.log.broken_at"))
     assert broken_at == len(on_disk) + 1 and broken_at > before
     assert [e["seq"] for e in on_disk] == list(range(1, broken_at))
     # room again: the next turn's first event writes all that was kept, in order
@@ -355,7 +355,7 @@ def test_disk_full_loses_no_event(kernel: Kernel, workdir: Path, tiny_disk: Path
 def test_disk_full_the_session_says_its_log_is_incomplete(kernel: Kernel, workdir: Path,
                                                           tiny_disk: Path) -> None:
     _disk_full_turn(kernel, tiny_disk)
-    broken_at = int(kernel.eval("plan_widgets.get().life.log.broken_at"))
+    broken_at = int(kernel.eval("plan_widgets.get().lifecycle.log.broken_at"))
     said = [e for e in error_lines(kernel) + kernel.html_text().splitlines()
             if f"incomplete from event {broken_at}" in e]
     assert said, error_lines(kernel)

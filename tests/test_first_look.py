@@ -185,19 +185,21 @@ def test_task_tools_in_the_terminal_are_the_tasks_line_alone() -> None:
 
 
 # -- 5. the rewind confirmation ----------------------------------------------------------------
-class _Rewinder:
+class _Rewind:
+    """The session's ``rewind`` (a dry run lists ``files``)."""
+
     def __init__(self, files: tuple[str, ...]) -> None:
         self.files = files
 
-    async def preview(self, turn: int) -> RewindPlan:
-        return RewindPlan(turn, "m1", self.files, 2, 1, exact=True)
+    async def __call__(self, turn: int, *, dry_run: bool = False, by: str = "code") -> RewindPlan:
+        return RewindPlan(turn, "m1", self.files, 2, 1, exact=True, done=not dry_run)
 
 
 def test_the_rewind_confirmation_is_a_card_with_whole_names(comms: Comms) -> None:
     from plan_widgets.widgets.rewind import rewind_box
 
     plan_file = "/home/ada/.claude/plans/add-a-greeting-script-spicy-wigderson.md"
-    s = _session(rewinder=_Rewinder(("/w/src/hello.py", plan_file)))
+    s = _session(rewind=_Rewind(("/w/src/hello.py", plan_file)))
 
     async def main() -> Any:
         box = rewind_box(s, 1)
@@ -223,7 +225,7 @@ def test_the_rewind_confirmation_is_a_card_with_whole_names(comms: Comms) -> Non
 # -- 6. bar state that lingers -----------------------------------------------------------------
 def _bar_session(files_turn: Any, turns: int) -> Any:
     s = _session(runner=SimpleNamespace(files_turn=files_turn),
-                 rewinder=_Rewinder(("/w/a.txt",)))
+                 rewind=_Rewind(("/w/a.txt",)))
     s.state.turns = turns
     return s
 

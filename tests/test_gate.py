@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from plan_widgets.agent.decisions import Decision, DecisionBook, PlanDecision, ToolDecision
+from plan_widgets.agent.decisions import Decision, DecisionList, PlanDecision, ToolDecision
 from plan_widgets.agent.gate import Gate
 from plan_widgets.agent.sdk import to_sdk
 from plan_widgets.agent.seam import PermissionRequest
@@ -25,18 +25,18 @@ class _Host:
         self.plan_in_force = False
         self.cli_env: dict[str, str] = {}
         self.host_tools = None  # no kernel tools (tests/test_inspection.py has them)
-        self.book = DecisionBook()
-        self.decisions = self.book.all
+        self.decision_list = DecisionList()
+        self.decisions = self.decision_list.all
         self.refused: list[str] = []
 
     def open_decision(self, d: Decision) -> None:
-        self.book.add(d)
+        self.decision_list.add(d)
 
     def decision_closed(self, d: Decision) -> None:
         pass
 
     def end_decisions(self, by: str, *, only: Decision | None = None) -> None:
-        self.book.end_open(by, only=only)  # type: ignore[arg-type]
+        self.decision_list.end_open(by, only=only)  # type: ignore[arg-type]
 
     def note_refusal(self, tool: str, tool_input: dict) -> None:
         self.refused.append(tool)

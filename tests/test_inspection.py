@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from plan_widgets.agent.decisions import Decision, DecisionBook, ToolDecision
+from plan_widgets.agent.decisions import Decision, DecisionList, ToolDecision
 from plan_widgets.agent.gate import KERNEL_PLAN_REFUSAL, Gate
 from plan_widgets.agent.seam import Allow, Deny, HostTools, PermissionRequest, ToolSpec
 from plan_widgets.ipython.kernel import budget
@@ -279,17 +279,17 @@ class _Host:
         self.plan_in_force = plan
         self.cli_env: dict[str, str] = {}
         self.host_tools = tools
-        self.book = DecisionBook()
+        self.decision_list = DecisionList()
         self.refused: list[tuple[str, str]] = []
 
     def open_decision(self, d: Decision) -> None:
-        self.book.add(d)
+        self.decision_list.add(d)
 
     def decision_closed(self, d: Decision) -> None:
         pass
 
     def end_decisions(self, by: str, *, only: Decision | None = None) -> None:
-        self.book.end_open(by, only=only)  # type: ignore[arg-type]
+        self.decision_list.end_open(by, only=only)  # type: ignore[arg-type]
 
     def note_refusal(self, tool: str, tool_input: dict) -> None:
         self.refused.append(("plan", tool))
@@ -316,7 +316,7 @@ def scr(gate: Gate, request: PermissionRequest) -> object:
 def test_gate_allows_reading_the_kernel_in_every_mode(plan: bool) -> None:
     h = _Host(plan)
     got = scr(Gate(h), PermissionRequest("mcp__kernel__list_variables", {}))
-    assert got == Allow() and not h.book.all
+    assert got == Allow() and not h.decision_list.all
 
 
 def test_gate_refuses_running_code_in_plan_mode_and_asks_otherwise() -> None:

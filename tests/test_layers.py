@@ -5,9 +5,10 @@ session) < render < widgets < ipython (magics, commands). ``scripted`` (the offl
 tool the agent starts; it may use the model and the store (its request log). The package's
 ``__init__`` is the public API above them all.
 
-Every import counts for the direction, also one inside a function or under ``TYPE_CHECKING``.
-For circles only imports that run count: a type-only reference back to the class that owns an
-object (the session's helpers annotate their ``session`` attribute) is not a dependency.
+Every import counts, also one inside a function or under ``TYPE_CHECKING``: for the direction,
+and for circles. A type-only import is still a dependency a reader follows: the session's
+helpers take the few things they use (small protocols in ``agent/ports.py``, or callables),
+never the session itself, so no module imports back into the one that composes it.
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ def test_layers_import_downward_only() -> None:
 
 
 def test_no_import_circles() -> None:
-    graph = {m: sorted({t for t, runtime in ts if runtime}) for m, ts in _graph().items()}
+    graph = {m: sorted({t for t, _ in ts}) for m, ts in _graph().items()}
     graph = {m: [t for t in ts if not m.startswith(t + ".")] for m, ts in graph.items()}
     state: dict[str, int] = {}
     cycles: list[str] = []

@@ -134,9 +134,9 @@ def test_a_revision_after_keep_planning_knows_the_plan_it_revises(tmp_path: Path
 
 def test_a_plan_after_an_approved_one_is_no_revision() -> None:
     async def main() -> None:
-        from plan_widgets.agent.decisions import DecisionBook
+        from plan_widgets.agent.decisions import DecisionList
 
-        book = DecisionBook()
+        book = DecisionList()
         a = PlanDecision("# A", None, "default")
         book.add(a)
         a.approve()
@@ -487,10 +487,10 @@ def test_keep_planning_from_the_editor_sends_only_the_feedback() -> None:
 
 def test_a_revised_plan_card_opens_on_changes_and_toggles_to_the_plan() -> None:
     async def main() -> None:
-        from plan_widgets.agent.decisions import DecisionBook
+        from plan_widgets.agent.decisions import DecisionList
         from plan_widgets.widgets.kinds import PlanCard, card_html, decision_markdown
 
-        book = DecisionBook()
+        book = DecisionList()
         first = PlanDecision("# Plan v1\n\n1. Create `hello.py`.\n", None, "default")
         book.add(first)
         first.reject("add a test")
@@ -581,14 +581,14 @@ def test_the_terminal_view_shows_progress_changes_and_the_rewind_command() -> No
         import io
         from types import SimpleNamespace
 
-        from plan_widgets.agent.decisions import DecisionBook
+        from plan_widgets.agent.decisions import DecisionList
         from plan_widgets.ipython.textview import TextTurnView
 
         out = io.StringIO()
         view = TextTurnView(out, interactive=False, use_rich=False)
         view.tasks_updated([{"id": "1", "subject": "Write a.txt", "status": "completed"},
                             {"id": "2", "subject": "Write b.txt", "status": "in_progress"}])
-        book = DecisionBook()
+        book = DecisionList()
         first = PlanDecision("# Plan v1\n\n1. a\n", None, "default")
         book.add(first)
         first.reject("more")

@@ -126,7 +126,10 @@ class Agents:
             log.exception("the turn view's agent_updated failed")
 
 
+_FINAL: dict[str, ev.AgentStatus] = {
+    s: s for s in ("completed", "failed", "stopped", "killed")}
+"""The statuses a subagent ends with, as the CLI names them."""
+
+
 def _status(status: str) -> ev.AgentStatus:
-    if status in ("completed", "failed", "stopped", "killed"):
-        return status  # type: ignore[return-value]
-    return "failed"
+    return _FINAL.get(status, "failed")

@@ -1,4 +1,4 @@
-"""The agent's task list, as the CLI's task tools report it (measured in notes m13, section 1).
+"""The agent's task list, as the CLI's task tools report it (measured: docs/cli.md#task-tools).
 
 This CLI offers exactly one of two shapes per session:
 

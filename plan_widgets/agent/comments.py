@@ -2,10 +2,10 @@
 
 A comment belongs to one line of the plan as proposed: a line, or a heading (then it is about
 that heading's section). Keep planning sends the model every comment with the line it quotes,
-then the general feedback, as one tool result (the CLI passes a ``Deny`` message through
-verbatim: FIELD-NOTES, "Deny ... reaches the model as an error tool_result carrying exactly
-that text"). The revised plan's Changes view shows each comment beside its line, and whether
-the revision changed that line (:func:`touched`, by difflib over the two versions' lines).
+then the general feedback, as one tool result (the CLI passes a ``Deny`` message to the
+model verbatim, as an error tool_result: docs/cli.md#plan-mode). The revised plan's Changes
+view shows each comment beside its line, and whether the revision changed that line
+(:func:`touched`, by difflib over the two versions' lines).
 
 Bad input is refused whole, in one line, before anything is kept or sent: an empty note, a
 note longer than :data:`MAX_NOTE` characters, a line that is not in the plan (a stale anchor:

@@ -1,5 +1,5 @@
 """How full the context window is: the CLI's ``get_context_usage`` (its ``/context``), read
-after each turn (notes m13, section 5: it costs no model request and answers in about 20 ms).
+after each turn (docs/cli.md#context: it costs no model request and answers in about 20 ms).
 """
 
 from __future__ import annotations

@@ -17,12 +17,12 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from .. import model as ev
 from ..model.events import Actor, DecisionKind
 from ..model.options import RESTING_MODES
+from .outcome import Outcome
 from .plan_edits import PlanEdits
 from .seam import Allow, Answer, Deny
 
@@ -32,30 +32,6 @@ Decider = Literal["user", "code"]
 
 KEEP_PLANNING_DEFAULT = ("The user wants you to keep planning. Revise the plan, then present "
                          "it again with ExitPlanMode.")
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """How a decision ended."""
-
-    status: str
-    """plan: approved/rejected; question: answered; tool: allowed/always/denied;
-    any kind: expired/cancelled."""
-    by: Actor
-    mode: str | None = None
-    feedback: str | None = None
-    answers: dict[str, str] | None = None
-    notes: dict[str, str] | None = None
-    """Questions: the user's optional notes, keyed by question text."""
-    at: float = field(default_factory=time.time)
-    plan: str | None = None
-    """Plans: the user's edit. Approved: the text approved (None: as proposed); sent back:
-    an edit the user had open, which was not sent."""
-
-    @property
-    def granted(self) -> bool:
-        """Whether the agent may go ahead (only ever true for an explicit user action)."""
-        return self.status in ("approved", "answered", "allowed", "always")
 
 
 class Decision:
@@ -384,7 +360,7 @@ KINDS: dict[str, type[Decision]] = {
 """Each decision kind's class, by its name."""
 
 
-class DecisionBook:
+class DecisionList:
     """The decisions of one session, oldest first; the one place that ends open ones."""
 
     def __init__(self) -> None:

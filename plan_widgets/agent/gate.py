@@ -1,9 +1,9 @@
 """The permission gate: every ``can_use_tool`` callback of the CLI passes through here.
 
-Rules (see FIELD-NOTES): a plan is never auto-approved; approval names the next mode itself
-(``setMode``); while plan mode is in force, any other tool the CLI asks about is refused, except
-AskUserQuestion and writes to the CLI's own plan files; everything else becomes a decision the
-user makes. Nothing is ever allowed without an explicit user action.
+Rules (why: docs/cli.md#plan-mode): a plan is never auto-approved; approval names the next
+mode itself (``setMode``); while plan mode is in force, any other tool the CLI asks about is
+refused, except AskUserQuestion and writes to the CLI's own plan files; everything else becomes
+a decision the user makes. Nothing is ever allowed without an explicit user action.
 
 The kernel's own tools (:class:`~plan_widgets.agent.seam.HostTools`): those that only read
 (or propose a cell) are allowed in every mode; one that changes the kernel (running code) is a
@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..model.events import Actor
 from ..model.options import SessionOptions
 from . import wording
 from .decisions import Decision, PlanDecision, QuestionDecision, ToolDecision
@@ -130,7 +131,7 @@ class GateHost(Protocol):
     def decision_closed(self, decision: Decision) -> None:
         """The callback that waited for ``decision`` is done."""
 
-    def end_decisions(self, by: str, *, only: Decision | None = None) -> None:
+    def end_decisions(self, by: Actor, *, only: Decision | None = None) -> None:
         """End open decisions unanswered (here: the CLI withdrew a request)."""
 
     def note_refusal(self, tool: str, tool_input: dict[str, Any]) -> None:

@@ -28,17 +28,16 @@ writes on in a new log under the new id, which begins with ``session:started`` a
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from .. import model as ev
 from ..model.errors import SessionError
 from ..store import EventLog
+from .decisions import PlanDecision
+from .modes import Modes
+from .ports import LogOwner, SessionPort
 from .tasks import spawn
-from .turn import NullView, TurnView
-
-if TYPE_CHECKING:
-    from .decisions import PlanDecision
-    from .session import Session
+from .turn import NullView, Turn, TurnView
 
 log = logging.getLogger("plan_widgets")
 
@@ -46,6 +45,12 @@ FRESH_PROMPT = "Implement the following plan:\n\n{plan}"
 """The new conversation's first message: the CLI's own words for it (its plan dialog)."""
 CLEAR = "/clear"
 FRESH_TITLE = "Start fresh: the approved plan, in a new conversation"
+
+
+class HandoffHost(SessionPort, Protocol):
+    """What a start fresh needs of its session besides the shared port: to queue prompts."""
+
+    def ask(self, prompt: str, *, view: TurnView | None = None, plan: bool = False) -> Turn: ...
 
 
 class _ClearView(NullView):
@@ -62,8 +67,11 @@ class _ClearView(NullView):
 class Handoff:
     """One start-fresh: from the decision approved to the new conversation's first turn."""
 
-    def __init__(self, session: Session, decision: PlanDecision, view: TurnView) -> None:
+    def __init__(self, session: HandoffHost, modes: Modes, logs: LogOwner,
+                 decision: PlanDecision, view: TurnView) -> None:
         self.s = session
+        self.modes = modes
+        self.logs = logs
         self.d = decision
         o = decision.outcome
         assert o is not None and o.mode is not None
@@ -83,9 +91,9 @@ class Handoff:
         (a mode survives ``/clear``: measured)."""
         s = self.s
         try:
-            await s.modes.leaving_plan(self.mode)
+            await self.modes.leaving_plan(self.mode)
             if s.connected and not s.dead:
-                await s.modes.apply(self.mode, "approval")
+                await self.modes.apply(self.mode, "approval")
         except SessionError as e:
             s.emit(ev.ErrorEvent(kind="handoff", message=str(e)))
 
@@ -106,7 +114,7 @@ class Handoff:
 
     def _switch_log(self, new_id: str, handoff: Any) -> None:
         s = self.s
-        old = s.life.log
+        old = self.logs.log
         if old is None:
             s.session_id = new_id
             return
@@ -122,11 +130,12 @@ class Handoff:
             s.emit(ev.ErrorEvent(kind="handoff", message=f"new log: {e}"))
             return
         old.close()
-        s.life.log = new
+        self.logs.log = new
         s.session_id = new_id
 
 
-def start_fresh(session: Session, decision: PlanDecision) -> Handoff | None:
+def start_fresh(session: HandoffHost, modes: Modes, logs: LogOwner,
+                decision: PlanDecision) -> Handoff | None:
     """The user approved ``decision`` to start fresh: queue ``/clear`` and the plan."""
     if session.dead or session.closed:
         return None
@@ -134,5 +143,5 @@ def start_fresh(session: Session, decision: PlanDecision) -> Handoff | None:
     session.marker("Approved to start fresh: this conversation stops here; the plan runs in a "
                    "new one, below the newest cell")
     view = session.between_cells_view(FRESH_TITLE)
-    decision.handoff = h = Handoff(session, decision, view)
+    decision.handoff = h = Handoff(session, modes, logs, decision, view)
     return h

@@ -24,31 +24,68 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Callable
+from typing import Any, Literal, Protocol
 
 from .. import model as ev
 from ..model.errors import SessionError
 from ..model.options import ALL_MODES
-
-if TYPE_CHECKING:
-    from .lifecycle import Lifecycle
+from .decisions import Decision
+from .modes import Modes
+from .ports import SessionPort
+from .runner import Runner
+from .scratch import ScratchDir
+from .seam import AgentClient
 
 log = logging.getLogger("plan_widgets")
 Reason = Literal["idle", "cap"]
 WAKING = "Resuming the session: its CLI was closed while idle (same conversation, mode and model)."
 
 
+class SleepHost(SessionPort, Protocol):
+    """What the idle watch needs of its session besides the shared port: whether anything
+    still needs the CLI, and a word on every change."""
+
+    @property
+    def busy(self) -> bool: ...
+    @property
+    def running_agents(self) -> list[ev.AgentRecord]: ...
+
+    def open_decisions(self) -> list[Decision]: ...
+    def subscribe(self, fn: Callable[[Any], None]) -> None: ...
+
+
+class CliOwner(Protocol):
+    """Who starts and holds the session's CLI (the lifecycle): the sleep closes it, the wake
+    starts it again."""
+
+    client: AgentClient | None
+    connected: asyncio.Event
+    reader: asyncio.Task[None] | None
+    scripted: Any
+    scratch: ScratchDir | None
+    resumed_from: str | None
+    resume_mode: str | None
+
+    async def start(self) -> None: ...
+    async def read(self) -> None: ...
+
+
 class Sleeper:
     """Watches one session for idleness; puts its CLI to sleep and wakes it for a turn."""
 
-    def __init__(self, life: Lifecycle) -> None:
-        self.life = life
+    def __init__(self, owner: CliOwner, session: SleepHost, runner: Runner,
+                 modes: Modes) -> None:
+        self.owner = owner
+        self.s = session
+        self.runner = runner
+        self.modes = modes
         self.asleep = False
         self.last_active = time.monotonic()
         """When the session's state last changed (a turn, a decision, a mode, an event)."""
         self._nap: Reason | None = None
         self._watch: asyncio.Task[None] | None = None
-        life.s.subscribe(self._touch)
+        session.subscribe(self._touch)
 
     def _touch(self, _s: Any) -> None:
         if not self.asleep:
@@ -56,12 +93,12 @@ class Sleeper:
 
     def start_watching(self) -> None:
         """Start the idle timer (once; only if the session has an ``idle_timeout``)."""
-        if self._watch is None and self.life.s.options.idle_timeout:
+        if self._watch is None and self.s.options.idle_timeout:
             self._watch = asyncio.get_running_loop().create_task(
-                self._watch_idle(), name=f"claude-idle:{self.life.s.name}")
+                self._watch_idle(), name=f"claude-idle:{self.s.name}")
 
     async def _watch_idle(self) -> None:
-        s = self.life.s
+        s = self.s
         while not (s.closed or s.dead):
             timeout = s.options.idle_timeout
             if not timeout:
@@ -85,9 +122,9 @@ class Sleeper:
     def may_sleep(self) -> bool:
         """Idle, with nothing that needs the CLI: no turn (queued, running, or the CLI's own),
         no decision waiting, no background agent running."""
-        s, life = self.life.s, self.life
-        return (not self.asleep and self._nap is None and life.client is not None
-                and life.connected.is_set() and not s.busy and s.pending is None
+        s, owner = self.s, self.owner
+        return (not self.asleep and self._nap is None and owner.client is not None
+                and owner.connected.is_set() and not s.busy and s.pending is None
                 and not s.open_decisions() and not s.running_agents
                 and not (s.closed or s.dead))
 
@@ -97,19 +134,19 @@ class Sleeper:
         if not self.may_sleep():
             return False
         self._nap = reason
-        self.life.s.runner.stop()  # serve() returns; serve() below decides
+        self.runner.stop()  # serve() returns; serve() below decides
         return True
 
     async def serve(self) -> None:
         """The owner task's serve phase: turns in order; between them, a sleep when asked.
         Returns when the session closes or dies."""
-        s = self.life.s
+        s, runner = self.s, self.runner
         while True:
-            await s.runner.serve()
+            await runner.serve()
             reason, self._nap = self._nap, None
             if reason is None or s.closed or s.dead:
                 return
-            if s.runner.queued or s.running_agents or s.pending is not None:
+            if runner.queued or s.running_agents or s.pending is not None:
                 continue  # a turn came in meanwhile: stay awake
             await self._sleep(reason)
             if s.closed or s.dead:
@@ -117,15 +154,15 @@ class Sleeper:
             await self._wake()
 
     async def _sleep(self, reason: Reason) -> None:
-        life, s = self.life, self.life.s
+        owner, s = self.owner, self.s
         s.emit(ev.SessionAsleep(reason=reason, idle_seconds=round(self.idle_for, 1)))
         self.asleep = True
-        if life.reader is not None:
-            life.reader.cancel()  # the CLI's exit is ours, not a death
-        life.connected.clear()
-        client, life.client = life.client, None
-        scripted, life.scripted = life.scripted, None
-        scratch, life.scratch = life.scratch, None
+        if owner.reader is not None:
+            owner.reader.cancel()  # the CLI's exit is ours, not a death
+        owner.connected.clear()
+        client, owner.client = owner.client, None
+        scripted, owner.scripted = owner.scripted, None
+        scratch, owner.scratch = owner.scratch, None
         s.notify()  # the control bar says "asleep" at once
         if client is not None:
             await _quietly(client.disconnect(), "disconnect the sleeping CLI", 10.0)
@@ -134,33 +171,28 @@ class Sleeper:
         if scratch is not None:
             scratch.remove()
         log.info("session %s asleep (%s, idle %.0f s)", s.name, reason, self.idle_for)
-        while not (s.runner.queued or s.closed or s.dead):
+        while not (self.runner.queued or s.closed or s.dead):
             await s.next_change()
 
     async def _wake(self) -> None:
         """Start the CLI again on the same conversation, in the mode it was in."""
-        life, s = self.life, self.life.s
+        owner, s = self.owner, self.s
         self.asleep = False
         self.last_active = time.monotonic()
-        for turn in s.runner.queued[:1]:
+        for turn in self.runner.queued[:1]:
             turn.view.marker(WAKING)
-        st, o = s.state, s.options
-        life.resumed_from = s.session_id
+        st = s.state
+        owner.resumed_from = s.session_id
         s.update_options(resume=s.session_id)
-        life.resume_mode = None
-        if st.mode in ALL_MODES:
-            if o.mode == "bypassPermissions" and st.mode != o.mode:
-                # the CLI allows bypass only if it starts in it (as a resume after a restart)
-                s.modes.requested_source = "resume"
-                s.emit(ev.PlanMode(mode=st.mode, state="requested", source="resume"))
-            else:
-                life.resume_mode = st.mode
-        target = s.modes.model_target
-        await life.start()
-        life.reader = asyncio.get_running_loop().create_task(life.read())
+        owner.resume_mode = None
+        if st.mode in ALL_MODES:  # as a resume after a restart
+            owner.resume_mode = self.modes.restart_mode(st.mode)
+        target = self.modes.model_target
+        await owner.start()
+        owner.reader = asyncio.get_running_loop().create_task(owner.read())
         if target is not None and target != s.options.model:
             try:  # a model set live (or the plan model) is the one the CLI goes on with
-                await s.modes.set_model(target, s.modes.why_model or "resumed")
+                await self.modes.set_model(target, self.modes.why_model or "resumed")
             except SessionError as e:
                 s.marker(f"Could not switch back to the model {target}: {e}")
 

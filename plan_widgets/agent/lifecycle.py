@@ -1,7 +1,7 @@
 """A session's life as named phases, run by its one owner task: restore, start, serve, stop.
 
 The SDK's client must be connected, used and disconnected by one task (its anyio task group;
-FIELD-NOTES), so one long-lived task per session does all three, fed by a queue of turns.
+docs/cli.md#turns), so one long-lived task per session does all three, fed by a queue of turns.
 
 - **restore** (at construction, synchronous): a resumed session folds its old log back into
   state at once, so a control bar shown now is already right;
@@ -21,29 +21,36 @@ import os
 import sys
 from collections import deque
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from .. import model as ev
 from ..model.errors import OptionError
+from ..model.events import ModeSource
 from ..model.options import ALL_MODES
-from ..store import EventLog, LogError, default_log_dir, find_session_log, read_events
+from ..store import (
+    EventLog,
+    LogError,
+    LogIncomplete,
+    default_log_dir,
+    find_session_log,
+    read_events,
+)
 from . import wording
 from .credentials import private_config_dir, require_credentials
-from .decisions import KINDS
-from .gate import EDIT_TOOLS
-from .idle import Sleeper, budget_left
+from .decisions import KINDS, DecisionList
+from .gate import EDIT_TOOLS, Gate
+from .idle import Sleeper, SleepHost, budget_left
+from .modes import Modes
+from .runner import Runner
 from .scratch import ScratchDir
 from .seam import AgentClient, ClientConfig, ClientFactory, HostTools, ScreenCallback
-
-if TYPE_CHECKING:
-    from .session import Session
 
 log = logging.getLogger("plan_widgets")
 DISCONNECT_TIMEOUT = 10.0
 TASK_TOOLS_ENV = {"CLAUDE_CODE_ENABLE_TODO_TOOLS": "1"}
 """Give the agent its task-list tools, so the turn can show its progress.
 
-Measured (notes m13, section 1): with the default model this CLI offers neither TodoWrite nor
+Measured (docs/cli.md#task-tools): with the default model this CLI offers neither TodoWrite nor
 the Task* tools unless ``CLAUDE_CODE_ENABLE_TODO_TOOLS`` is set; with it, it offers TaskCreate /
 TaskUpdate / TaskList / TaskGet (as deferred tools, callable directly), which never ask for
 permission and run in plan mode too. Older models have them without it. A user's own setting
@@ -51,14 +58,35 @@ permission and run in plan mode too. Older models have them without it. A user's
 TodoWrite instead) wins; the checklist follows either shape."""
 
 
-class Lifecycle:
-    """The owner of one session's CLI, scripted model and event log."""
+class LifecycleHost(SleepHost, Protocol):
+    """What the lifecycle needs of its session besides the shared port and the idle watch's
+    part: the kernel's tools, and the session's own steps when the CLI is up or gone."""
 
-    def __init__(self, session: Session, factory: ClientFactory | None) -> None:
+    @property
+    def host_tools(self) -> HostTools | None: ...
+
+    def restore(self, events: list[ev.Event]) -> None: ...
+    def die(self, reason: str) -> None: ...
+
+
+class Lifecycle:
+    """The owner of one session's CLI, scripted model and event log.
+
+    It runs the session's ``runner`` (turns), answers the CLI's permission requests through
+    ``gate``, restores ``modes`` on a resume, and ends the open decisions of ``decision_list``."""
+
+    def __init__(self, session: LifecycleHost, factory: ClientFactory | None, *,
+                 runner: Runner, modes: Modes, gate: Gate, decision_list: DecisionList) -> None:
         self.s = session
         self.factory = factory
+        self.runner = runner
+        self.modes = modes
+        self.gate = gate
+        self.decision_list = decision_list
         self.client: AgentClient | None = None
         self.log: EventLog | None = None
+        self.log_problem: str | None = None
+        """Why the event log is incomplete (a full disk), or None: the session goes on."""
         self.stderr: deque[str] = deque(maxlen=40)
         """The CLI's own stderr lines (our diagnostics go to the ``plan_widgets`` logger)."""
         self.cli_env: dict[str, str] = {}
@@ -69,7 +97,7 @@ class Lifecycle:
         self.scratch: ScratchDir | None = None
         """The CLI's own TMPDIR, removed when it has exited (see :mod:`scratch`)."""
         self.reader: asyncio.Task[None] | None = None
-        self.idle = Sleeper(self)
+        self.idle = Sleeper(self, session, runner, modes)
         """Closes the CLI when the session is idle, and resumes it for the next turn."""
         # The SDK's first import (about 1.3 s, mostly its mcp dependency) runs in a thread from
         # here on, so the cell's widgets are built and the scripted model starts meanwhile
@@ -83,6 +111,27 @@ class Lifecycle:
     def log_dir(self) -> Path:
         o = self.s.options
         return Path(default_log_dir(o.cwd, o.log_dir))
+
+    def write(self, event: ev.Event) -> ev.Event:
+        """Append ``event`` to the log (numbered); a log that fails never stops the agent."""
+        if self.log is None:
+            return event
+        try:
+            return self.log.append(event)
+        except LogIncomplete as e:  # a full disk: the session goes on, and says so once
+            self._log_incomplete(e)
+        except (OSError, ValueError) as e:  # an unserializable input
+            log.error("event log %s: %s", self.log.path, e)
+        return event
+
+    def _log_incomplete(self, e: LogIncomplete) -> None:
+        text = str(e)[:1].upper() + str(e)[1:]
+        if self.log_problem is not None and f"from event {e.at}:" in self.log_problem:
+            return
+        self.log_problem = text
+        log.error("%s", text)
+        if self.runner.turn is not None:
+            self.runner.turn.view.error(text)
 
     # -- restore -----------------------------------------------------------------------------
     def restore(self) -> None:
@@ -102,16 +151,10 @@ class Lifecycle:
         s.restore(old)
         st = s.state
         if st.mode in ALL_MODES:
-            s.modes.gate_plan = st.mode == "plan"
-            if s.options.mode == "bypassPermissions" and st.mode != s.options.mode:
-                # the CLI allows bypass only if it starts in it: start there, then ask
-                s.modes.requested_source = "resume"
-                s.emit(ev.PlanMode(mode=st.mode, state="requested", source="resume"))
-            else:
-                self.resume_mode = st.mode
+            self.resume_mode = self.modes.restored(st.mode)
         for dec_id in list(st.pending):
             s.emit(KINDS[st.decisions[dec_id].kind].expired_event(dec_id))
-        s.runner.agents.end_all(wording.KERNEL_STOPPED_AGENTS)  # they died with the old CLI
+        self.runner.agents.end_all(wording.KERNEL_STOPPED_AGENTS)  # they died with the old CLI
         if st.working:  # the old kernel died in the middle of a turn
             s.emit(ev.TurnEnded(turn=st.turns, result="restarted", is_error=True,
                                 message=wording.KERNEL_STOPPED))
@@ -146,16 +189,25 @@ class Lifecycle:
             resumed_from=self.resumed_from, scripted=o.scripted))
         host = s.host_tools
         self.client = factory(ClientConfig(
-            cwd=o.cwd or os.getcwd(), mode=self.resume_mode or o.mode, can_use_tool=s.gate,
+            cwd=o.cwd or os.getcwd(), mode=self.resume_mode or o.mode, can_use_tool=self.gate,
             env=env, model=o.model, resume=o.resume or None, cli_path=o.cli_path,
             session_id=None if o.resume else s.session_id, stderr=self.stderr.append,
             file_checkpointing=o.checkpointing,
             max_budget_usd=budget_left(o.max_budget_usd, s.state.cost_usd),
             disallowed_tools=o.denied_tools,
-            **(_host_config(host, s.gate.screen) if host is not None else {})))
+            **(_host_config(host, self.gate.screen) if host is not None else {})))
         await asyncio.wait_for(self.client.connect(), o.connect_timeout)
         self.connected.set()
-        await s.connected_now(self.resume_mode or o.mode, "resume" if o.resume else "start")
+        await self._connected_now(self.resume_mode or o.mode, "resume" if o.resume else "start")
+
+    async def _connected_now(self, mode: str, source: ModeSource) -> None:
+        """The CLI is up: its mode is in force; a mode asked for meanwhile is applied now."""
+        s = self.s
+        s.emit(ev.PlanMode(mode=mode, state="effective", source=source))
+        want = s.state.requested_mode
+        if want and want != s.options.mode:
+            await self.modes.apply(want, "user")
+        s.notify()
 
     async def _environment(self) -> dict[str, str]:
         """The CLI's extra environment: the scripted model's endpoint, or real credentials."""
@@ -195,24 +247,26 @@ class Lifecycle:
         try:
             async for signal in self.client.signals():
                 try:
-                    s.runner.on_signal(signal)
+                    self.runner.on_signal(signal)
                 except Exception:  # a message we cannot show must not kill the session
                     log.exception("could not handle %s", type(signal).__name__)
             reason = wording.CLI_EXITED
         except asyncio.CancelledError:
             return
-        except Exception as e:
+        except Exception as e:  # the CLI's stream broke: the session dies, and says why
+            log.debug("session %s: reading the CLI failed", s.name, exc_info=True)
             reason = wording.start_failure(e, self.stderr, s.options.cli_path)
         if not s.closed:
             s.die(reason)
 
     async def stop(self) -> None:
         s = self.s
-        s.book.end_open("close" if s.closed else "cli")
-        s.runner.agents.end_all(wording.CLOSED_AGENTS if s.closed else wording.CLI_EXITED_AGENTS)
-        own = s.runner.cli_turn
+        runner = self.runner
+        self.decision_list.end_open("close" if s.closed else "cli")
+        runner.agents.end_all(wording.CLOSED_AGENTS if s.closed else wording.CLI_EXITED_AGENTS)
+        own = runner.cli_turn
         if own is not None and own.origin != "user":
-            s.runner.end(own, None, wording.CLOSED_DURING_TURN)
+            runner.end(own, None, wording.CLOSED_DURING_TURN)
         if self.log is not None:
             # first: nothing more is logged (a late event takes the lock again for itself), and
             # the next writer (a resume in this kernel or another) need not wait for the CLI's
@@ -224,8 +278,20 @@ class Lifecycle:
             await _quietly(self.scripted.astop(), "stop the scripted model")
         if self.scratch is not None:
             self.scratch.remove()
-        s.runner.drop_queued(s.dead or "the session was closed")
+        runner.drop_queued(s.dead or "the session was closed")
         s.notify()
+
+    def ended(self, reason: str) -> None:
+        """The CLI is gone (the session is dead for ``reason``): end what waits on it."""
+        runner = self.runner
+        self.s.emit(ev.ErrorEvent(kind="session_dead", message=reason))
+        self.decision_list.end_open("cli", expire=True)
+        runner.agents.end_all(wording.CLI_EXITED_AGENTS)
+        for turn in (runner.turn, runner.cli_turn):
+            if turn is not None:
+                runner.end(turn, None, f"The session ended: {reason}")
+        runner.stop()
+        self.s.notify()
 
     @property
     def pid(self) -> int | None:

@@ -20,7 +20,7 @@ from . import wording
 from .seam import AgentClient
 from .tasks import spawn
 
-_SOURCES = ("user", "model", "approval", "resume", "start")
+_SOURCES: tuple[ModeSource, ...] = ("user", "model", "approval", "resume", "start")
 
 
 class ModeHost(Protocol):
@@ -70,23 +70,24 @@ class Modes:
         if mode not in ALL_MODES:
             raise OptionError(f"unknown mode {mode!r}: choose one of {', '.join(ALL_MODES)}")
         check_allowed(mode, h.options.forbidden_modes)
-        if source not in _SOURCES:
+        known = next((k for k in _SOURCES if k == source), None)
+        if known is None:
             raise OptionError(f"unknown source {source!r}: one of {_SOURCES}")
         self.gate_plan = mode == "plan"
         resting = h.options.mode
-        if mode != "plan" and resting != mode and source == "user":
+        if mode != "plan" and resting != mode and known == "user":
             h.update_options(mode=mode)
         if h.state.mode == mode and h.state.requested_mode is None:
             return
-        self.requested_source = source  # type: ignore[assignment]
-        h.emit(ev.PlanMode(mode=mode, state="requested", source=source))  # type: ignore[arg-type]
+        self.requested_source = known
+        h.emit(ev.PlanMode(mode=mode, state="requested", source=known))
         if not h.connected:
             return  # applied once connected
-        await self.apply(mode, source)
+        await self.apply(mode, known)
         if h.state.refused and h.options.mode == mode != resting:
             h.update_options(mode=resting)  # the CLI said no: keep the old resting mode
 
-    async def apply(self, mode: str, source: str) -> None:
+    async def apply(self, mode: str, source: ModeSource) -> None:
         """Send a mode request to the CLI (and switch between plan and resting model)."""
         h = self.host
         assert h.client is not None
@@ -94,8 +95,7 @@ class Modes:
             await h.control(h.client.set_permission_mode(mode), f"set mode {mode}")
         except SessionError as e:
             self.gate_plan = h.state.mode == "plan"
-            h.emit(ev.PlanMode(mode=mode, state="refused", source=source,  # type: ignore[arg-type]
-                               detail=str(e)))
+            h.emit(ev.PlanMode(mode=mode, state="refused", source=source, detail=str(e)))
             return
         o = h.options
         if mode == "plan" and o.plan_model:
@@ -126,6 +126,24 @@ class Modes:
             except SessionError as e:  # the approval stands; say the model stayed
                 h.emit(ev.ErrorEvent(kind="model", message=str(e)))
                 h.marker(f"Could not switch back to the resting model: {e}")
+
+    def restored(self, mode: str) -> str | None:
+        """A resumed session was in ``mode``: the gate follows it at once (plan mode refuses
+        tools before the CLI is up). Returns the mode the CLI restarts in (see
+        :meth:`restart_mode`)."""
+        self.gate_plan = mode == "plan"
+        return self.restart_mode(mode)
+
+    def restart_mode(self, mode: str) -> str | None:
+        """The mode a new CLI process of the session starts in to go on in ``mode``: ``mode``
+        itself, or None (the resting mode) when the resting mode is bypassPermissions, which
+        the CLI allows only if it starts in it: ``mode`` is then requested once it is up."""
+        resting = self.host.options.mode
+        if resting == "bypassPermissions" and mode != resting:
+            self.requested_source = "resume"
+            self.host.emit(ev.PlanMode(mode=mode, state="requested", source="resume"))
+            return None
+        return mode
 
     # -- reports ---------------------------------------------------------------------------
     def saw_mode(self, mode: str) -> None:

@@ -3,7 +3,7 @@
 
 - An edit: ``approve(plan=edited)`` sends ExitPlanMode's own input back with the edited
   ``plan`` in it; this CLI then writes it to the plan file and tells the model "## Approved
-  Plan (edited by user):" followed by it (notes m13, section 2). The outcome keeps the text.
+  Plan (edited by user):" followed by it (docs/cli.md#plan-mode). The outcome keeps the text.
 - A revision: a plan proposed after the one before it was sent back with Keep planning
   ``previous`` is that one (the card shows what changed).
 """
@@ -14,10 +14,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 from .comments import CommentError, PlanComment, feedback_with, make_comment, touched
+from .outcome import Outcome
 from .seam import Answer, Deny
-
-if TYPE_CHECKING:
-    from .decisions import Outcome, PlanDecision
 
 FRESH_STOP = ("The user approved this plan and starts a fresh conversation to implement it: "
               "stop here, do not implement it in this conversation.")
@@ -36,7 +34,7 @@ class PlanEdits:
 
     plan: str
     outcome: Outcome | None
-    previous: PlanDecision | None
+    previous: PlanEdits | None
     on_comment: Callable[[PlanComment, bool], object] | None = None
     """Told of each comment added (True) or taken back (False): the session logs it."""
 
@@ -48,8 +46,11 @@ class PlanEdits:
     last_target: str | None = None
     """The mode the user approved the session's last plan into (offered first)."""
 
-    if TYPE_CHECKING:
-        def _notify(self) -> None: ...  # the decision's (redraws its card)
+    if TYPE_CHECKING:  # the decision's own (PlanDecision defines both)
+        def _notify(self) -> None: ...  # redraws its card
+
+        def approve(self, mode: str | None = None, *, plan: str | None = None,
+                    by: Literal["user", "code"] = "code") -> bool: ...
 
     # -- approve, start fresh (agent/handoff.py) ----------------------------------------------
     def approve_fresh(self, mode: str | None = None, *, plan: str | None = None,
@@ -62,7 +63,7 @@ class PlanEdits:
             return False
         self.fresh = True
         try:
-            done: bool = self.approve(mode, plan=plan, by=by)  # type: ignore[attr-defined]
+            done = self.approve(mode, plan=plan, by=by)
         finally:
             self.fresh = self.outcome is not None and self.outcome.status == "approved"
         return done

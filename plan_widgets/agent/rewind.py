@@ -1,4 +1,4 @@
-"""Rewind a turn's files: the CLI's file checkpoints (notes m13, section 3).
+"""Rewind a turn's files: the CLI's file checkpoints (docs/cli.md#checkpoints).
 
 Each prompt is sent with our own uuid (``TurnStarted.message_id``), which the CLI takes as the
 message's id and as its checkpoint's id. Rewinding to it puts every file the CLI tracks back as
@@ -14,13 +14,11 @@ can ask for one (``exact``), else by the Write/Edit calls of the turns concerned
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from .. import model as ev
 from ..model.errors import OptionError, SessionError
-
-if TYPE_CHECKING:
-    from .session import Session
+from .ports import SessionPort
 
 NOT_TRACKED = ("Only what the agent's Write and Edit tools changed is put back (its plan file "
                "too); files the turns created are deleted, and changes made by shell commands "
@@ -52,10 +50,20 @@ class RewindPlan:
         return text
 
 
+class RewindHost(SessionPort, Protocol):
+    """What a rewind needs of its session besides the shared port: its logged events, and
+    whether a turn runs now."""
+
+    @property
+    def events(self) -> list[ev.Event]: ...
+    @property
+    def current_turn(self) -> Any: ...
+
+
 class Rewinder:
     """A session's rewinds: find a turn's checkpoint, list what changes, put files back."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: RewindHost) -> None:
         self.s = session
 
     # -- which turn ------------------------------------------------------------------------

@@ -21,7 +21,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .. import model as ev
 from ..model.errors import SessionError
@@ -31,11 +31,10 @@ from .agents import AGENT_TOOLS, Agents
 from .checklist import TASK_TOOLS, Checklist
 from .context import CONTEXT_TIMEOUT, ContextUsage
 from .gate import EDIT_TOOLS, is_plan_file
+from .modes import Modes
+from .ports import SessionPort
 from .tasks import spawn
 from .turn import NullView, Turn
-
-if TYPE_CHECKING:
-    from .session import Session
 
 UNSHOWN_TOOLS = ("ExitPlanMode", "AskUserQuestion")
 """Tools shown as cards, not as tool lines."""
@@ -57,8 +56,10 @@ def _hook(view: Any, name: str, *args: Any) -> None:
 class Runner:
     """The queue of one session's turns, and the turn that runs now."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: SessionPort, modes: Modes) -> None:
         self.s = session
+        self.modes = modes
+        """Mode tracking: a plan turn asks for plan mode; the CLI's reports go there."""
         self.queue: asyncio.Queue[Turn | None] = asyncio.Queue()
         self.queued: list[Turn] = []
         """Turns asked for that have not started, oldest first."""
@@ -150,7 +151,7 @@ class Runner:
             if self.cli_turn is turn:
                 self.cli_turn = None
             s.notify()
-        # in the background: the CLI's first answer can take a second (notes m13, section 5),
+        # in the background: the CLI's first answer can take a second (docs/cli.md#context),
         # and neither the next turn nor closing the session waits for a meter
         if self._measuring is not None:
             self._measuring.cancel()
@@ -174,7 +175,7 @@ class Runner:
     async def _send(self, turn: Turn) -> None:
         s = self.s
         if turn.plan and s.state.mode != "plan":
-            await s.modes.set_mode("plan", "user")
+            await self.modes.set_mode("plan", "user")
             if s.state.refused:
                 raise SessionError(wording.plan_refused_no_send(s.state.refused))
         assert s.client is not None
@@ -210,6 +211,12 @@ class Runner:
         turn.finish(error)
         if turn.origin != "user":  # a cell's turn goes static through its cell
             _hook(turn.view, "turn_done")
+
+    def marker(self, text: str) -> None:
+        """Show a marker in the turn whose messages arrive now (nowhere, between turns)."""
+        turn = self.cli_turn or self.turn
+        if turn is not None:
+            turn.view.marker(text)
 
     # -- whose turn ------------------------------------------------------------------------
     def _target(self) -> Turn:
@@ -354,11 +361,11 @@ class Runner:
             self._plain_line("unknown_agent", wording.unknown_agent(m.agent_id, "the end"))
 
     def _on_model(self, m: sig.ModelReport) -> None:
-        self.s.modes.saw_model(m.model)
+        self.modes.saw_model(m.model)
 
     def _on_mode(self, m: sig.ModeReport) -> None:
         if not m.initial or m.mode != self.s.state.mode:
-            self.s.modes.saw_mode(m.mode)
+            self.modes.saw_mode(m.mode)
 
     def _on_result(self, m: sig.TurnResult) -> None:
         """End the turn(s) this result belongs to: the user's only if it names its prompt."""

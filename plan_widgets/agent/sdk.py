@@ -51,6 +51,7 @@ from . import signals as sig
 from .seam import Allow, Answer, ClientConfig, PermissionRequest, ToolFailure, ToolSpec
 
 logging.getLogger("claude_agent_sdk").addHandler(logging.NullHandler())  # we report failures
+log = logging.getLogger("plan_widgets")
 _SYNTHETIC = "<synthetic>"
 """The model name of the CLI's own messages (its report of an API failure)."""
 
@@ -80,10 +81,11 @@ class SdkClient:
             with procgroup.own_process_group(_subprocess_cli, self._spawned.append):
                 # (in its own process group: a kernel interrupt spares it)
                 await self._client.connect()
-        except Exception as e:
+        except Exception as e:  # raised again: as is, or as the CLI's exit
             code = await self._exit_code()
             if code is None:
                 raise
+            log.debug("connect failed; the CLI had exited with %s", code, exc_info=True)
             # the SDK says "Failed to write to process stdin"; the real cause is that it exited
             raise CLIExited(code) from e
 
@@ -93,7 +95,8 @@ class SdkClient:
             return
 
         # Our own uuid on the prompt message: the CLI takes it as the message's id and as its
-        # file checkpoint's id (measured, m13 section 3), so no replayed message is needed.
+        # file checkpoint's id (measured: docs/cli.md#checkpoints), so no replayed message is
+        # needed.
         async def one() -> AsyncIterator[dict[str, Any]]:
             yield {"type": "user", "uuid": message_id, "session_id": session_id,
                    "message": {"role": "user", "content": prompt}, "parent_tool_use_id": None}

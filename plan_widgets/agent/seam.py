@@ -12,10 +12,12 @@ as :class:`PermissionRequest` and are answered with :class:`Allow` or :class:`De
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ..model.errors import SessionError
 from .signals import Signal
 
 
@@ -175,3 +177,19 @@ class AgentClient(Protocol):
 
 
 ClientFactory = Callable[[ClientConfig], AgentClient]
+
+CONTROL_TIMEOUT = 15.0
+"""Seconds a control request (mode, model, interrupt) may take before the CLI counts as hung."""
+
+
+async def bounded_control(aw: Awaitable[Any], what: str) -> Any:
+    """Await a control request to the CLI for at most :data:`CONTROL_TIMEOUT` seconds; any
+    failure is a :class:`SessionError` that names ``what`` (its cause kept)."""
+    try:
+        return await asyncio.wait_for(aw, CONTROL_TIMEOUT)
+    except asyncio.TimeoutError as e:
+        raise SessionError(f"{what}: the CLI did not answer in {CONTROL_TIMEOUT:g} s") from e
+    except SessionError:
+        raise
+    except Exception as e:
+        raise SessionError(f"{what}: {e}") from e

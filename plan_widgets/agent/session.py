@@ -15,26 +15,24 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from .. import model as ev
 from ..model.errors import OptionError, SessionError
 from ..model.options import SessionOptions
-from ..store import LogIncomplete
 from . import wording
-from .decisions import Decision, DecisionBook
-from .desk import Desk
+from .decisions import Decision, DecisionList, PlanDecision
 from .gate import Gate
+from .gate_host import SessionGateHost
+from .handoff import Handoff, start_fresh
 from .lifecycle import Lifecycle
 from .modes import Modes
 from .rewind import Rewinder, RewindPlan
 from .runner import Runner
-from .seam import AgentClient, ClientFactory, HostTools
+from .seam import AgentClient, ClientFactory, HostTools, bounded_control
 from .tasks import spawn
 from .turn import NullView, Turn, TurnView
 
-CONTROL_TIMEOUT = 15.0
-"""Seconds a control request (mode, model, interrupt) may take before the CLI counts as hung."""
 log = logging.getLogger("plan_widgets")
 
 
@@ -50,23 +48,23 @@ class Session:
         self.session_id: str = self.options.resume or str(uuid.uuid4())
         self.events: list[ev.Event] = []
         self.state: ev.SessionState = ev.fold([])
-        self.book = DecisionBook()
+        self.decision_list = DecisionList()
         self.dead: str | None = None
         self.closed = False
-        self.log_problem: str | None = None
-        """Why the event log is incomplete (a full disk), or None: the session goes on."""
-        self.modes = Modes(self, self.options.plan, self.options.model)
-        self.gate = Gate(Desk(self))
-        self.runner = Runner(self)
-        self.rewinder = Rewinder(self)
         self._pulse = asyncio.Event()
         self._listeners: list[Callable[[Session], None]] = []
         self._between_cells: Callable[[str], TurnView] | None = None
-        self.life = Lifecycle(self, client)
+        self.modes = Modes(self, self.options.plan, self.options.model)
+        self.runner = Runner(self, self.modes)
+        self.gate = Gate(SessionGateHost(self, self.decision_list, self.runner, self.modes,
+                                         self._start_fresh))
+        self.rewinder = Rewinder(self)
+        self.lifecycle = Lifecycle(self, client, runner=self.runner, modes=self.modes,
+                                   gate=self.gate, decision_list=self.decision_list)
         if self.options.resume:
-            self.life.restore()
+            self.lifecycle.restore()
         self._owner = asyncio.get_running_loop().create_task(
-            self.life.run(), name=f"claude:{self.name}")
+            self.lifecycle.run(), name=f"claude:{self.name}")
 
     # -- what the session is -----------------------------------------------------------------
     @property
@@ -93,16 +91,16 @@ class Session:
     @property
     def decisions(self) -> list[Decision]:
         """Every decision of this session, oldest first."""
-        return self.book.all
+        return self.decision_list.all
 
     @property
     def pending(self) -> Decision | None:
         """The decision awaiting the user, or None."""
-        return self.book.pending
+        return self.decision_list.pending
 
     def open_decisions(self) -> list[Decision]:
         """The decisions still waiting, oldest first."""
-        return self.book.open()
+        return self.decision_list.open()
 
     @property
     def plans(self) -> list[Any]:
@@ -118,10 +116,19 @@ class Session:
         """Measure how full the context is now (bounded; it is :attr:`context` then)."""
         return await self.runner.measure_context(self.state.turns)
 
-    async def rewind(self, turn: Any = None, *, dry_run: bool = False) -> RewindPlan:
+    async def rewind(self, turn: Any = None, *, dry_run: bool = False,
+                     by: ev.Actor = "code") -> RewindPlan:
         """Put files back as before ``turn`` (a Turn or its number; default: the last that
-        changed files). ``dry_run``: only list what would change (see :mod:`.rewind`)."""
-        return await (self.rewinder.preview(turn) if dry_run else self.rewinder.rewind(turn))
+        changed files). ``dry_run``: only list what would change (see :mod:`.rewind`).
+        ``by``: who asked (``user``: a button or a command), as logged."""
+        if dry_run:
+            return await self.rewinder.preview(turn)
+        return await self.rewinder.rewind(turn, by=by)
+
+    def rewind_target(self, turn: Any = None) -> int:
+        """The number of the turn a rewind of ``turn`` goes back to before (default: the last
+        turn that changed files); an OptionError (one line) says why there is none."""
+        return self.rewinder.resolve(turn)[0]
 
     @property
     def agents(self) -> list[ev.AgentRecord]:
@@ -149,6 +156,10 @@ class Session:
         notebook: below the newest cell of the session)."""
         self._between_cells = factory
 
+    def _start_fresh(self, decision: PlanDecision) -> Handoff | None:
+        """A plan approved to start fresh runs in a new conversation (see :mod:`.handoff`)."""
+        return start_fresh(self, self.modes, self.lifecycle, decision)
+
     def between_cells_view(self, title: str) -> TurnView:
         """A view for output that belongs to no cell (nowhere, if no frontend said where)."""
         if self._between_cells is not None:
@@ -160,8 +171,7 @@ class Session:
 
     @property
     def busy(self) -> bool:
-        """True while a turn runs (also one the CLI started by itself) or waits in the
-        queue."""
+        """True while a turn runs (also one the CLI started by itself) or is queued."""
         r = self.runner
         return r.turn is not None or r.cli_turn is not None or bool(r.queued)
 
@@ -173,34 +183,63 @@ class Session:
     @property
     def connected(self) -> bool:
         """True once the CLI has answered ``initialize`` (stays true after it ends)."""
-        return self.life.connected.is_set()
+        return self.lifecycle.connected.is_set()
 
     @property
     def client(self) -> AgentClient | None:
         """The connected CLI (None before it starts)."""
-        return self.life.client
+        return self.lifecycle.client
 
     @property
     def cli_env(self) -> Mapping[str, str]:
         """The environment the CLI runs with."""
-        return self.life.cli_env
+        return self.lifecycle.cli_env
 
     @property
     def cli_pid(self) -> int | None:
         """The CLI's process id while it runs."""
-        return self.life.pid
+        return self.lifecycle.pid
 
     @property
     def log_path(self) -> Path | None:
         """The session's event log file (None before it is known)."""
-        return self.life.log.path if self.life.log is not None else None
+        return self.lifecycle.log.path if self.lifecycle.log is not None else None
+
+    @property
+    def log_problem(self) -> str | None:
+        """Why the event log is incomplete (a full disk), or None: the session goes on."""
+        return self.lifecycle.log_problem
+
+    @property
+    def life(self) -> Lifecycle:  # the old name of ``lifecycle``, for callers not yet moved
+        return self.lifecycle
+
+    # -- sleep: an idle session's CLI closes, the next turn resumes it (see :mod:`.idle`) ------
+    @property
+    def leaving(self) -> bool:
+        """Asleep, or about to be (its CLI closes after the running step)."""
+        return self.lifecycle.idle.leaving
+
+    @property
+    def last_active(self) -> float:
+        """When the session's state last changed (``time.monotonic()``)."""
+        return self.lifecycle.idle.last_active
+
+    def may_sleep(self) -> bool:
+        """Idle, with nothing that needs the CLI (no turn, decision or running agent)."""
+        return self.lifecycle.idle.may_sleep()
+
+    def sleep(self, reason: Literal["idle", "cap"] = "cap") -> bool:
+        """Close the CLI after the running step if the session may sleep (False: it may not);
+        the next turn starts it again on the same conversation."""
+        return self.lifecycle.idle.request(reason)
 
     @property
     def status(self) -> str:
         """idle, starting, working, waiting (for you), asleep, dead or closed."""
         if self.closed:
             return "closed"
-        if self.dead or (self.life.idle.asleep and not self.runner.queued):
+        if self.dead or (self.lifecycle.idle.asleep and not self.runner.queued):
             return "dead" if self.dead else "asleep"
         if self.pending is not None:
             return "waiting"
@@ -282,9 +321,9 @@ class Session:
         self.options = self.options.with_(**changes)
         self.notify()
 
-    def end_decisions(self, by: str, *, only: Decision | None = None) -> None:
+    def end_decisions(self, by: ev.Actor, *, only: Decision | None = None) -> None:
         """End open decisions (or only ``only``) unanswered: cancelled, never approved."""
-        self.book.end_open(by, only=only)  # type: ignore[arg-type]
+        self.decision_list.end_open(by, only=only)
 
     async def interrupt(self) -> None:
         """Interrupt the running turn; any pending decision is cancelled (never approved)."""
@@ -320,7 +359,8 @@ class Session:
             self._owner.cancel()
         try:
             await asyncio.wait_for(asyncio.shield(self._owner), timeout)
-        except (asyncio.TimeoutError, asyncio.CancelledError, Exception):
+        except (asyncio.TimeoutError, asyncio.CancelledError, Exception):  # stop it anyway
+            log.debug("session %s did not end cleanly", self.name, exc_info=True)
             self._owner.cancel()
         self.notify()
 
@@ -328,29 +368,14 @@ class Session:
         """Call ``fn(session)`` whenever its state changes."""
         self._listeners.append(fn)
 
-    # -- events and state (used by the lifecycle, the gate and mode tracking) ----------------
+    # -- events and state (what the helpers use: the SessionPort of .ports) -----------------
     def emit(self, event: ev.Event) -> ev.Event:
         """Log ``event``, fold it into the state, and tell the listeners."""
-        if self.life.log is not None:
-            try:
-                event = self.life.log.append(event)
-            except LogIncomplete as e:  # a full disk: the session goes on, and says so once
-                self._log_incomplete(e)
-            except (OSError, ValueError) as e:  # an unserializable input
-                log.error("event log %s: %s", self.life.log.path, e)  # must not stop the agent
+        event = self.lifecycle.write(event)
         self.events.append(event)
         self.state = ev.apply(self.state, event)
         self.notify()
         return event
-
-    def _log_incomplete(self, e: LogIncomplete) -> None:
-        text = str(e)[:1].upper() + str(e)[1:]
-        if self.log_problem is not None and f"from event {e.at}:" in self.log_problem:
-            return
-        self.log_problem = text
-        log.error("%s", text)
-        if self.runner.turn is not None:
-            self.runner.turn.view.error(text)
 
     def restore(self, events: list[ev.Event]) -> None:
         """Take a resumed session's logged past as its own."""
@@ -360,9 +385,7 @@ class Session:
 
     def marker(self, text: str) -> None:
         """Show a marker in the running turn (nowhere, between turns)."""
-        turn = self.runner.cli_turn or self.runner.turn
-        if turn is not None:
-            turn.view.marker(text)
+        self.runner.marker(text)
 
     def check_alive(self) -> None:
         if self.closed:
@@ -371,15 +394,8 @@ class Session:
             raise SessionError(f"session {self.name!r} has ended: {self.dead}")
 
     async def control(self, aw: Awaitable[Any], what: str) -> Any:
-        """A control request to the CLI, bounded by :data:`CONTROL_TIMEOUT`."""
-        try:
-            return await asyncio.wait_for(aw, CONTROL_TIMEOUT)
-        except asyncio.TimeoutError as e:
-            raise SessionError(f"{what}: the CLI did not answer in {CONTROL_TIMEOUT:g} s") from e
-        except SessionError:
-            raise
-        except Exception as e:
-            raise SessionError(f"{what}: {e}") from e
+        """A control request to the CLI, bounded (:func:`~.seam.bounded_control`)."""
+        return await bounded_control(aw, what)
 
     def notify(self) -> None:
         """The state changed: wake whoever waits for a change, and tell the listeners."""
@@ -396,25 +412,9 @@ class Session:
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(self._pulse.wait(), tick)
 
-    # -- the owner task's steps (see lifecycle) ------------------------------------------------
-    async def connected_now(self, mode: str, source: str) -> None:
-        """The CLI is up: its mode is in force; a mode asked for meanwhile is applied now."""
-        self.emit(ev.PlanMode(mode=mode, state="effective", source=source))  # type: ignore[arg-type]
-        want = self.state.requested_mode
-        if want and want != self.options.mode:
-            await self.modes.apply(want, "user")
-        self.notify()
-
+    # -- the end (the lifecycle calls it when the CLI is gone) ------------------------------
     def die(self, reason: str) -> None:
         """The CLI is gone (or never started): end everything that waits on it."""
-        if self.dead:
-            return
-        self.dead = reason = wording.with_stderr(reason, self.life.stderr)
-        self.emit(ev.ErrorEvent(kind="session_dead", message=reason))
-        self.book.end_open("cli", expire=True)
-        self.runner.agents.end_all(wording.CLI_EXITED_AGENTS)
-        for turn in (self.runner.turn, self.runner.cli_turn):
-            if turn is not None:
-                self.runner.end(turn, None, f"The session ended: {reason}")
-        self.runner.stop()
-        self.notify()
+        if not self.dead:
+            self.dead = wording.with_stderr(reason, self.lifecycle.stderr)
+            self.lifecycle.ended(self.dead)

@@ -1,8 +1,8 @@
 """What the CLI said, as typed signals: the SDK's messages, translated once at the seam.
 
 :func:`plan_widgets.agent.sdk.translate` turns each SDK message into a list of these (a pure
-function, unit-tested); a fake client yields them directly. The session reacts to each kind in
-one handler (:mod:`runner`).
+function, unit-tested); a fake client yields them directly. The session's runner
+(:mod:`runner`) reacts to each kind in one handler.
 """
 
 from __future__ import annotations
@@ -125,14 +125,16 @@ class AgentEnd:
 
 @dataclass(frozen=True)
 class Thinking:
-    """A whole thinking block of the main agent (shown folded, never in the answer)."""
+    """A whole thinking block of the main agent: always logged, shown (folded, never in the
+    answer) only when the session's ``show_thinking`` is on."""
 
     text: str
 
 
 @dataclass(frozen=True)
 class ModelReport:
-    """The model the CLI says it uses (the init message, or an assistant message)."""
+    """The model the CLI says it uses (the init message, or a main-agent message that is not
+    the CLI's own synthetic one)."""
 
     model: str
 
@@ -172,6 +174,7 @@ class TurnResult:
 
     @property
     def self_started(self) -> bool:
+        """Whether the CLI started this turn by itself (see :attr:`origin`)."""
         return self.origin not in (None, "human")
 
     @property

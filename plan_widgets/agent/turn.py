@@ -108,7 +108,7 @@ class Turn:
         self.error = error
         self._done.set_result(self)
 
-    # -- what the session learns as the CLI streams (see Session._on_* handlers) ------------
+    # -- what the turn learns as the CLI streams (see the runner's _on_* handlers) ----------
     def message_started(self, message_id: str | None) -> None:
         """A new model message: its text will stream (and is then not shown twice)."""
         if message_id:
@@ -137,9 +137,7 @@ class Turn:
         """Put the files back as they were before this turn (and so undo every later turn's
         Write/Edit changes too); ``dry_run``: only say which files would change. Returns a
         :class:`~plan_widgets.agent.rewind.RewindPlan`."""
-        if dry_run:
-            return await self.session.rewinder.preview(self)
-        return await self.session.rewinder.rewind(self)
+        return await self.session.rewind(self, dry_run=dry_run)
 
     def __repr__(self) -> str:
         state = "done" if self.done else "running"

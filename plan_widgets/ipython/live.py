@@ -21,13 +21,13 @@ def status(args: argparse.Namespace) -> None:
     s = args.live
     st = s.state
     d = s.pending
-    pend = f", waiting for a {d.kind} decision" if d else ""
+    waiting = f", waiting for a {d.kind} decision" if d else ""
     mode = st.mode or "not reported yet"
     if st.requested_mode and st.requested_mode != st.mode:
         mode += f" (→ {st.requested_mode} requested)"
     elif st.refused:
         mode += f" (last change refused: {st.refused})"
-    print(f"{s.name}: {s.status}{pend}; mode {mode}; resting {s.options.mode}; "
+    print(f"{s.name}: {s.status}{waiting}; mode {mode}; resting {s.options.mode}; "
           f"model {st.model or 'not reported yet'}; {st.turns} turns; ${st.cost_usd:.4f}; "
           f"id {s.session_id}")
     if s.dead:
@@ -125,7 +125,7 @@ def rewind(args: argparse.Namespace) -> None:
     not_ended(s, "cannot rewind its files")
     if args.turn is not None and not args.turn.isdigit():
         raise OptionError(f"%claude rewind: {args.turn!r} is not a turn number")
-    number, _ = s.rewinder.resolve(int(args.turn) if args.turn is not None else None)
+    number = s.rewind_target(int(args.turn) if args.turn is not None else None)
     if s.current_turn is not None or s.pending is not None:
         raise OptionError(f"{s.name}: a turn is running: rewind its files once it has ended")
     from .output import in_kernel
@@ -150,7 +150,7 @@ def _rewind_in_terminal(s: Any, number: int, yes: bool) -> None:
     if loop.is_running():  # a cell with an await in it runs on the loop itself
         raise OptionError(f"%claude rewind: run it in a cell of its own, or "
                           f"await plan_widgets.get({s.name!r}).rewind({number})")
-    plan = loop.run_until_complete(s.rewinder.preview(number))
+    plan = loop.run_until_complete(s.rewind(number, dry_run=True))
     if not plan.files:
         print(f"{s.name}: nothing to rewind: the files are as they were before turn {number}")
         return
@@ -161,5 +161,5 @@ def _rewind_in_terminal(s: Any, number: int, yes: bool) -> None:
     if not yes and input("Rewind these files? [y/N] ").strip().lower() not in ("y", "yes"):
         print("Not rewound.")
         return
-    done = loop.run_until_complete(s.rewinder.rewind(number, by="user"))
+    done = loop.run_until_complete(s.rewind(number, by="user"))
     print(f"{s.name}: rewound {done.summary} to before turn {number}")

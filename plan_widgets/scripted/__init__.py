@@ -160,7 +160,8 @@ class ScriptedModel:
             if p.stdin is not None:
                 p.stdin.close()
             await asyncio.wait_for(p.wait(), 5)
-        except Exception:
+        except Exception:  # it did not exit when asked: kill it
+            log.debug("the scripted model did not exit when asked", exc_info=True)
             try:
                 p.kill()
                 await asyncio.wait_for(p.wait(), 5)
@@ -172,7 +173,8 @@ class ScriptedModel:
         try:
             p.stdin.close()  # type: ignore[union-attr]
             p.wait(5)
-        except Exception:
+        except Exception:  # it did not exit when asked: kill it
+            log.debug("the scripted model did not exit when asked", exc_info=True)
             p.kill()
             p.wait(5)
         finally:

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ._script import Block, fill
 
-if TYPE_CHECKING:
-    from ._server import Request
+
+class Request(Protocol):
+    """What a reply needs of the request it answers (the server's parsed request body)."""
+
+    body: dict[str, Any]
+    model: str
 
 
 def _sse(event: str, data: dict[str, Any]) -> bytes:

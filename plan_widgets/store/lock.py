@@ -4,8 +4,8 @@ Opening a log for writing (:class:`plan_widgets.store.EventLog`) takes ``<log>.l
 `filelock <https://pypi.org/project/filelock/>`_ (``flock(2)`` on Unix). A second opener, in
 this process or another, gets :class:`LogLocked`, one line naming the holder and the way out.
 The holder is described in a sidecar file, ``<log>.holder`` (JSON: pid, host, since, and the
-process's start time where the OS tells it), written once the lock is taken and removed when
-it is released.
+process's start time, as `psutil <https://pypi.org/project/psutil/>`_ tells it), written once
+the lock is taken and removed when it is released.
 
 A lock left by a process that died is taken over at once. MEASURED (Linux 6.18, filelock
 4.3.2, ``tests/test_store.py``): after ``kill -9`` of the holder, the next opener got the
@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import psutil
 from filelock import FileLock, Timeout
 
 from ..model.errors import OptionError
@@ -49,8 +50,8 @@ class Holder:
     host: str | None
     since: float | None
     started: float | None = None
-    """The holder process's start (clock ticks since boot on Linux): tells a pid that was
-    reused after the holder died from the holder itself."""
+    """The holder process's start (seconds since the epoch): tells a pid that was reused
+    after the holder died from the holder itself."""
 
     @property
     def here(self) -> bool:
@@ -66,7 +67,11 @@ class Holder:
             return True  # unknown: trust the lock
         if not _pid_alive(self.pid):
             return False
-        return self.started is None or _start_time(self.pid) in (None, self.started)
+        if self.started is None:
+            return True
+        now = _start_time(self.pid)
+        # (within a second: two readings of one process's start may round differently)
+        return now is None or abs(now - self.started) < 1.0
 
     def describe(self) -> str:
         """``pid 1234 on host vm, since 14:03:12`` (what is known)."""
@@ -201,27 +206,22 @@ def write_private(path: Path, data: bytes) -> None:
 
 
 def _pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie holds nothing; one of another user counts)."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:  # gone (its ZombieProcess too)
         return False
-    except PermissionError:
+    except psutil.AccessDenied:
         return True  # it exists, under another user
-    except OSError:
+    except (psutil.Error, ValueError):  # a pid psutil cannot look at (negative, say)
         return False
-    try:  # a zombie holds nothing
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except (OSError, IndexError):
-        return True
 
 
 def _start_time(pid: int) -> float | None:
-    """The start of process ``pid`` in clock ticks since boot (Linux), else None."""
+    """When process ``pid`` started (seconds since the epoch), or None if that cannot be told."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return float(f.read().rsplit(b")", 1)[1].split()[19])
-    except (OSError, IndexError, ValueError):
+        return psutil.Process(pid).create_time()
+    except (psutil.Error, ValueError):
         return None
 
 

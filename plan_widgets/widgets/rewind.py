@@ -10,6 +10,7 @@ done. File paths come from the CLI and the model's tool calls: escaped here.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from typing import Any
@@ -21,6 +22,8 @@ from ..agent.rewind import NOT_TRACKED, RewindPlan
 from ..agent.tasks import spawn
 from ..render.markdown import CARD_TITLE_STYLE, SMALL_STYLE, escape, html_block, summarize
 from .shared import close_tree, look, shared
+
+log = logging.getLogger("plan_widgets")
 
 _MAX_FILES = 40
 
@@ -122,8 +125,9 @@ class RewindPanel:
 
     async def _preview(self) -> None:
         try:
-            self.plan = plan = await self.session.rewinder.preview(self.turn)
+            self.plan = plan = await self.session.rewind(self.turn, dry_run=True)
         except Exception as e:  # one line: the CLI's reason, or why not
+            log.debug("rewind preview of turn %s failed", self.turn, exc_info=True)
             self._failed(e)
             return
         if not plan.files:
@@ -162,8 +166,9 @@ class RewindPanel:
 
     async def _rewind(self) -> None:
         try:
-            done = await self.session.rewinder.rewind(self.turn, by="user")
-        except Exception as e:
+            done = await self.session.rewind(self.turn, by="user")
+        except Exception as e:  # shown on the card, in one line
+            log.debug("rewind of turn %s failed", self.turn, exc_info=True)
             self._failed(e)
             return
         self.button.disabled = False  # it can be done again (after more turns, say)

@@ -1,35 +1,53 @@
 """The session as the gate's host: what the gate asks of a session, in one small class.
 
 The gate (:mod:`gate`) speaks to its host through the :class:`~plan_widgets.agent.gate.GateHost`
-protocol only; :class:`Desk` answers for a :class:`~plan_widgets.agent.session.Session`: a new
-decision is logged, recorded and shown on the running turn's card; refusals are logged and
-said as a marker; an approved plan leaves plan mode through mode tracking.
+protocol only; :class:`SessionGateHost` answers for a session: a new decision is logged,
+recorded and shown on the running turn's card; refusals are logged and said as a marker; an
+approved plan leaves plan mode through mode tracking.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
 
 from .. import model as ev
+from ..model.events import Actor
 from ..model.options import SessionOptions
 from . import wording
-from .decisions import Decision, PlanDecision
-from .handoff import start_fresh
+from .decisions import Decision, DecisionList, PlanDecision
+from .modes import Modes
+from .ports import SessionPort
+from .runner import Runner
 from .seam import HostTools
-
-if TYPE_CHECKING:
-    from .session import Session
 
 log = logging.getLogger("plan_widgets")
 
 
-class Desk:
-    """A :class:`~plan_widgets.agent.gate.GateHost` for one session."""
+class GateHostPort(SessionPort, Protocol):
+    """What the gate's host needs of its session besides the shared port."""
 
-    def __init__(self, session: Session) -> None:
+    @property
+    def plan_in_force(self) -> bool: ...
+    @property
+    def host_tools(self) -> HostTools | None: ...
+
+    def end_decisions(self, by: Actor, *, only: Decision | None = None) -> None: ...
+
+
+class SessionGateHost:
+    """A :class:`~plan_widgets.agent.gate.GateHost` for one session: it records decisions in
+    ``decision_list``, shows them where ``runner`` says, leaves plan mode through ``modes``,
+    and hands a plan approved to start fresh to ``start_fresh``."""
+
+    def __init__(self, session: GateHostPort, decision_list: DecisionList, runner: Runner,
+                 modes: Modes, start_fresh: Callable[[PlanDecision], object]) -> None:
         self.s = session
+        self.decision_list = decision_list
+        self.runner = runner
+        self.modes = modes
+        self.start_fresh = start_fresh
 
     @property
     def options(self) -> SessionOptions:
@@ -50,16 +68,16 @@ class Desk:
     def open_decision(self, d: Decision) -> None:
         s = self.s
         s.emit(d.asked_event())
-        s.book.add(d)
+        self.decision_list.add(d)
         d.on_resolved(self._decided)
         if isinstance(d, PlanDecision):  # its comments are logged as they come
             d.last_target = next((r.mode_after for r in reversed(list(s.state.decisions.values()))
                                   if r.kind == "plan" and r.mode_after), None)
             d.on_comment = lambda c, added: s.emit(ev.PlanCommented(
                 decision_id=d.id, removed=not added, **c.as_dict()))
-        rec = s.runner.agents.record(d.agent_id)
+        rec = self.runner.agents.record(d.agent_id)
         d.agent = rec.description if rec is not None else d.agent_id
-        view, own = s.runner.decision_view(d)
+        view, own = self.runner.decision_view(d)
         try:
             view.decision(d)
             if own:  # a view of its own below the newest cell: static once decided
@@ -75,12 +93,12 @@ class Desk:
     def _decided(self, d: Decision) -> None:
         self.s.emit(d.decided_event())
         if isinstance(d, PlanDecision) and d.fresh and d.approved_plan is not None:
-            start_fresh(self.s, d)  # the plan runs in a new conversation (handoff)
+            self.start_fresh(d)  # the plan runs in a new conversation (handoff)
 
     def decision_closed(self, d: Decision) -> None:
         self.s.notify()
 
-    def end_decisions(self, by: str, *, only: Decision | None = None) -> None:
+    def end_decisions(self, by: Actor, *, only: Decision | None = None) -> None:
         self.s.end_decisions(by, only=only)
 
     def note_refusal(self, tool: str, tool_input: dict[str, Any]) -> None:
@@ -94,7 +112,7 @@ class Desk:
         self.s.marker(wording.EMPTY_PLAN)
 
     async def leaving_plan(self, mode: str) -> None:
-        await self.s.modes.leaving_plan(mode)
+        await self.modes.leaving_plan(mode)
 
     def note_gate_refusal(self, kind: str, tool: str, tool_input: dict[str, Any],
                           marker: str) -> None:

@@ -1,0 +1,32 @@
+"""How a decision ended: the one record every decision kind fills in when it closes."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from ..model.events import Actor
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a decision ended."""
+
+    status: str
+    """plan: approved/rejected; question: answered; tool: allowed/always/denied;
+    any kind: expired/cancelled."""
+    by: Actor
+    mode: str | None = None
+    feedback: str | None = None
+    answers: dict[str, str] | None = None
+    notes: dict[str, str] | None = None
+    """Questions: the user's optional notes, keyed by question text."""
+    at: float = field(default_factory=time.time)
+    plan: str | None = None
+    """Plans: the user's edit. Approved: the text approved (None: as proposed); sent back:
+    an edit the user had open, which was not sent."""
+
+    @property
+    def granted(self) -> bool:
+        """Whether the agent may go ahead (only ever true for an explicit user action)."""
+        return self.status in ("approved", "answered", "allowed", "always")
