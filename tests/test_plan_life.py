@@ -136,16 +136,16 @@ def test_a_plan_after_an_approved_one_is_no_revision() -> None:
     async def main() -> None:
         from plan_widgets.agent.decisions import DecisionList
 
-        book = DecisionList()
+        decisions = DecisionList()
         a = PlanDecision("# A", None, "default")
-        book.add(a)
+        decisions.add(a)
         a.approve()
         b = PlanDecision("# B", None, "default")
-        book.add(b)
+        decisions.add(b)
         assert b.previous is None  # a new plan for new work, not a revision
         b.reject("no")
         c = PlanDecision("# C", None, "default")
-        book.add(c)
+        decisions.add(c)
         assert c.previous is b
 
     run(main())
@@ -490,13 +490,13 @@ def test_a_revised_plan_card_opens_on_changes_and_toggles_to_the_plan() -> None:
         from plan_widgets.agent.decisions import DecisionList
         from plan_widgets.widgets.kinds import PlanCard, card_html, decision_markdown
 
-        book = DecisionList()
+        decisions = DecisionList()
         first = PlanDecision("# Plan v1\n\n1. Create `hello.py`.\n", None, "default")
-        book.add(first)
+        decisions.add(first)
         first.reject("add a test")
         second = PlanDecision("# Plan v2\n\n1. Create `hello.py`.\n2. Create `test.py`.\n",
                               None, "default")
-        book.add(second)
+        decisions.add(second)
         card = PlanCard(second)
         ed = card.editor
         assert ed.mode == "changes" and ed.changes_button is not None
@@ -588,12 +588,12 @@ def test_the_terminal_view_shows_progress_changes_and_the_rewind_command() -> No
         view = TextTurnView(out, interactive=False, use_rich=False)
         view.tasks_updated([{"id": "1", "subject": "Write a.txt", "status": "completed"},
                             {"id": "2", "subject": "Write b.txt", "status": "in_progress"}])
-        book = DecisionList()
+        decisions = DecisionList()
         first = PlanDecision("# Plan v1\n\n1. a\n", None, "default")
-        book.add(first)
+        decisions.add(first)
         first.reject("more")
         second = PlanDecision("# Plan v2\n\n1. a\n2. b\n", None, "default")
-        book.add(second)
+        decisions.add(second)
         view.decision(second)
         view.files_changed(SimpleNamespace(number=3, files=["/w/a.txt"]))
         return out.getvalue()

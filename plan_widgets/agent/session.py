@@ -210,10 +210,6 @@ class Session:
         """Why the event log is incomplete (a full disk), or None: the session goes on."""
         return self.lifecycle.log_problem
 
-    @property
-    def life(self) -> Lifecycle:  # the old name of ``lifecycle``, for callers not yet moved
-        return self.lifecycle
-
     # -- sleep: an idle session's CLI closes, the next turn resumes it (see :mod:`.idle`) ------
     @property
     def leaving(self) -> bool:

@@ -32,7 +32,7 @@ def cap() -> int:
 
 def holds_cli(s: Session) -> bool:
     """Whether ``s`` holds a CLI now (or is starting one)."""
-    return not (s.closed or s.dead or s.life.idle.leaving)
+    return not (s.closed or s.dead or s.leaving)
 
 
 def make_room(sessions: list[Session], starting: str) -> Session | None:
@@ -42,9 +42,9 @@ def make_room(sessions: list[Session], starting: str) -> Session | None:
     live = [s for s in sessions if holds_cli(s) and s.name != starting]
     if not limit or len(live) < limit:
         return None
-    idle = sorted((s for s in live if s.life.idle.may_sleep()),
-                  key=lambda s: s.life.idle.last_active)
-    if idle and idle[0].life.idle.request("cap"):
+    idle = sorted((s for s in live if s.may_sleep()),
+                  key=lambda s: s.last_active)
+    if idle and idle[0].sleep("cap"):
         print(f"Session {idle[0].name!r} was idle longest: its CLI closes, to keep within "
               f"ClaudeMagics.max_live_sessions = {limit} (its next cell resumes it).")
         return idle[0]

@@ -55,7 +55,7 @@ async def obtain(name: str, wanted: dict[str, Any], defaults: dict[str, Any], *,
     replace = s is not None and not (s.dead or s.closed) and (
         new or bool(wanted.get("resume") and wanted["resume"] != s.session_id))
     if s is not None and not replace and not (s.dead or s.closed):
-        if s.life.idle.leaving:  # asleep: this cell wakes it, within the cap
+        if s.leaving:  # asleep: this cell wakes it, within the cap
             from .limits import make_room
 
             make_room(list(registry.sessions().values()), name)
