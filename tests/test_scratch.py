@@ -70,8 +70,19 @@ def test_a_reused_pid_is_not_the_owner(tmp: Path) -> None:
     folder.mkdir()
     # this process's pid, but a start time it does not have: the owner died, the pid was reused
     (folder / OWNER).write_text(json.dumps({"pid": os.getpid(), "host": os.uname().nodename,
-                                            "since": time.time() - 3600, "started": 1.0}))
+                                            "since": time.time() - 3600, "started_at": 1.0}))
     assert sweep() == [folder]
+
+
+def test_an_older_versions_record_in_clock_ticks_is_judged_by_its_pid(tmp: Path) -> None:
+    # before psutil the start time was written as clock ticks since boot, under "started":
+    # read as seconds it would never match, and a live older kernel's folder would go
+    folder = tmp / f"{PREFIX}older"
+    folder.mkdir()
+    (folder / OWNER).write_text(json.dumps({"pid": os.getpid(), "host": os.uname().nodename,
+                                            "since": time.time() - 60, "started": 123456}))
+    assert sweep() == []
+    assert folder.is_dir()
 
 
 def test_folders_not_ours_to_judge_stay(tmp: Path) -> None:
@@ -79,7 +90,7 @@ def test_folders_not_ours_to_judge_stay(tmp: Path) -> None:
     legacy.mkdir()
     other = tmp / "other-folder"
     other.mkdir()
-    (other / OWNER).write_text(json.dumps({"pid": 2 ** 22 + 1, "started": None}))
+    (other / OWNER).write_text(json.dumps({"pid": 2 ** 22 + 1, "started_at": None}))
     mine = ScratchDir()  # this live process's own
     try:
         assert sweep() == []

@@ -654,7 +654,7 @@ def test_a_stale_sidecar_of_a_reused_pid_names_nobody(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     # pid 1 runs, but started long before the "holder" the sidecar describes
     (tmp_path / "s.jsonl.holder").write_text(json.dumps(
-        {"pid": 1, "host": socket.gethostname(), "since": 1.0, "started": 1e15}))
+        {"pid": 1, "host": socket.gethostname(), "since": 1.0, "started_at": 1e15}))
     assert held_elsewhere(path) is None
     (tmp_path / "s.jsonl.holder").write_text("not json")
     assert held_elsewhere(path) is None

@@ -27,11 +27,11 @@ import threading
 import time
 from pathlib import Path
 
-from ..store.lock import Holder, start_time
+from ..store.lock import STARTED, Holder, start_time
 
 PREFIX = "plan_widgets-"
 OWNER = ".plan_widgets-owner"
-"""The owner record in each folder: JSON with ``pid``, ``host``, ``since``, ``started``."""
+"""The owner record in each folder: JSON with ``pid``, ``host``, ``since``, ``started_at``."""
 
 log = logging.getLogger(__name__)
 _swept = threading.Event()
@@ -46,7 +46,7 @@ class ScratchDir:
         pid = os.getpid()
         (self.path / OWNER).write_text(json.dumps({
             "pid": pid, "host": socket.gethostname(), "since": time.time(),
-            "started": start_time(pid)}), encoding="utf-8")
+            STARTED: start_time(pid)}), encoding="utf-8")
         if not _swept.is_set():
             _swept.set()
             threading.Thread(target=sweep, name="plan_widgets-sweep", daemon=True).start()
@@ -64,7 +64,7 @@ def owner(folder: Path) -> Holder | None:
     try:
         data = json.loads((folder / OWNER).read_text(encoding="utf-8"))
         return Holder(pid=int(data["pid"]), host=data.get("host"), since=data.get("since"),
-                      started=data.get("started"))
+                      started=data.get(STARTED))
     except (OSError, ValueError, KeyError, TypeError):
         return None
 

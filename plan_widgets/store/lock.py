@@ -136,7 +136,7 @@ def read_holder(log: Path) -> Holder | None:
     pid = num("pid")
     host = data.get("host") if isinstance(data.get("host"), str) else None
     return Holder(pid=int(pid) if pid is not None else None, host=host, since=num("since"),
-                  started=num("started"))
+                  started=num(STARTED))
 
 
 class LogLock:
@@ -159,7 +159,7 @@ class LogLock:
                             ) from None
         self.held = True
         me = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.time(),
-              "started": _start_time(os.getpid())}
+              STARTED: _start_time(os.getpid())}
         # best effort: a full disk must not stop the writer (LogLocked then names nobody)
         with contextlib.suppress(OSError):
             write_private(holder_path(self.log), json.dumps(me).encode())
@@ -226,3 +226,9 @@ def _start_time(pid: int) -> float | None:
 
 
 start_time = _start_time  # also what a scratch folder records of its owner (agent/scratch.py)
+
+STARTED = "started_at"
+"""The record's key for the holder's start time, in seconds since the epoch. Versions before
+psutil wrote ``started`` in clock ticks since boot, which cannot be told apart from seconds by
+its value: that key is not read, so such a holder is judged by its pid alone (alive if it runs),
+and a still-running older kernel's lock or scratch folder is never taken for a dead one's."""
