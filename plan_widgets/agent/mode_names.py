@@ -15,7 +15,7 @@ approval, and ``set_permission_mode("auto")``, are confirmed by the CLI (``permi
 auto``), not refused; in auto mode a Write and a Bash command then ran without reaching
 ``can_use_tool`` and without any extra model request (no safety-check call reached the model).
 The refusal "Auto mode is unavailable: its safety check does not run for this session, so
-<tool> was not run" was seen for ``Agent`` in plan mode (notes of 2026-12-04), in a tool result.
+<tool> was not run" was seen for ``Agent`` in plan mode, in a tool result (docs/cli.md#plan-mode).
 ``setMode`` to ``bypassPermissions`` on approval, in a CLI that did not start in it (as root
 without ``IS_SANDBOX=1``), is not refused either: the CLI lands in ``default``, silently
 (:meth:`~plan_widgets.agent.modes.Modes.saw_mode` says so, and the marker shows it).
