@@ -15,6 +15,7 @@ import json
 import os
 import re
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -30,6 +31,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 ARTIFACTS = REPO / "test-artifacts"
+SHOTS = ARTIFACTS / "screenshots"
+"""Where the browser tests save their screenshots (made by :func:`notebook_with`)."""
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -294,3 +297,26 @@ def code_notebook(cells: list[tuple[str, str]]) -> dict[str, Any]:
             "language_info": {"name": "python"},
         },
     }
+
+
+OPENING = ("code", "%load_ext plan_widgets\n"
+                   "import plan_widgets\n"
+                   "from pathlib import Path\n"
+                   "work = Path('work').resolve()\n"
+                   "work.mkdir(exist_ok=True)")
+"""The first cell of most browser notebooks: the extension, and ``work`` for ``--cwd``."""
+CLOSING = ("code", "await plan_widgets.get().close()\nprint('closed')")
+"""The last cell: the session closes, so the server stops with no CLI left."""
+
+
+def notebook_with(tmp_path: Path, script: Path, name: str,
+                  cells: list[tuple[str, str]]) -> tuple[Path, Path]:
+    """A server root in ``tmp_path`` holding ``script`` and the notebook ``name`` made of
+    ``cells``, and the screenshots folder: ``(root, notebook)``."""
+    root = tmp_path / "root"
+    root.mkdir()
+    shutil.copy(script, root / script.name)
+    notebook = root / name
+    notebook.write_text(json.dumps(code_notebook(cells), indent=1), encoding="utf-8")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    return root, notebook

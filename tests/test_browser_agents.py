@@ -7,23 +7,23 @@ the agent. Screenshots: ``test-artifacts/screenshots/<ui>-<width>-agents-*.png``
 from __future__ import annotations
 
 import contextlib
-import json
 import re
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 from jupyter_ui import (
-    ARTIFACTS,
     CELL_TIMEOUT,
+    CLOSING,
+    OPENING,
+    SHOTS,
     UI_TIMEOUT,
     UIS,
     assert_no_errors,
     assert_nothing_ran,
     browser,
-    code_notebook,
     jupyter_server,
+    notebook_with,
     open_notebook,
     record_dialogs,
     require_browser,
@@ -33,15 +33,13 @@ from jupyter_ui import (
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
 SCRIPTS = Path(__file__).parent / "scripts"
-SHOTS = ARTIFACTS / "screenshots"
 WIDTHS = (800, 1400)
 HEIGHT = 1400
 CELLS = [
-    ("code", "%load_ext plan_widgets\nimport plan_widgets\nfrom pathlib import Path\n"
-             "work = Path('work').resolve()\nwork.mkdir(exist_ok=True)"),
+    OPENING,
     ("code", "%%claude --scripted agents_background.yaml --cwd $work\n"
              "start a background agent"),
-    ("code", "await plan_widgets.get().close()\nprint('closed')"),
+    CLOSING,
 ]
 
 
@@ -50,12 +48,8 @@ def test_a_background_agent_in_a_real_browser(tmp_path: Path, ui: str) -> None:
     require_browser()
     from playwright.sync_api import expect, sync_playwright
 
-    root = tmp_path / "root"
-    root.mkdir()
-    shutil.copy(SCRIPTS / "agents_background.yaml", root / "agents_background.yaml")
-    notebook = root / "agents.ipynb"
-    notebook.write_text(json.dumps(code_notebook(CELLS), indent=1), encoding="utf-8")
-    SHOTS.mkdir(parents=True, exist_ok=True)
+    root, notebook = notebook_with(tmp_path, SCRIPTS / "agents_background.yaml",
+                                   "agents.ipynb", CELLS)
 
     with jupyter_server(tmp_path, root, ui) as server, sync_playwright() as pw:
         context = browser(pw, tmp_path / "chromium-profile", WIDTHS[-1], HEIGHT)

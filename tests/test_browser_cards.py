@@ -25,8 +25,8 @@ from typing import Any
 
 import pytest
 from jupyter_ui import (
-    ARTIFACTS,
     CELL_TIMEOUT,
+    SHOTS,
     UI_TIMEOUT,
     UIS,
     assert_no_errors,
@@ -44,7 +44,6 @@ from jupyter_ui import (
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
 SCRIPTS = Path(__file__).parent / "scripts"
-SHOTS = ARTIFACTS / "screenshots"
 WIDTHS = (800, 1400)
 HEIGHT = 1400
 PLAN_TITLE = "Plan proposed"

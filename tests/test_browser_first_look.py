@@ -22,15 +22,16 @@ from typing import Any
 
 import pytest
 from jupyter_ui import (
-    ARTIFACTS,
     CELL_TIMEOUT,
+    CLOSING,
+    SHOTS,
     UI_TIMEOUT,
     UIS,
     assert_no_errors,
     assert_nothing_ran,
     browser,
-    code_notebook,
     jupyter_server,
+    notebook_with,
     open_notebook,
     record_dialogs,
     require_browser,
@@ -41,7 +42,6 @@ from test_browser_cards import _MEASURE, _check_card
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
 SCRIPT = Path(__file__).parent / "scripts" / "first_look.yaml"
-SHOTS = ARTIFACTS / "screenshots"
 WIDTH, HEIGHT = 900, 1200
 LONG = "a_rather_long_module_name_for_the_greeting.py"
 CELLS = [
@@ -53,7 +53,7 @@ CELLS = [
              "(work / 'notes.txt').write_text('Notes:\\n')"),
     ("code", "%%claude --scripted first_look.yaml --plan --mode acceptEdits --cwd $work\n"
              "Add a greeting module"),
-    ("code", "await plan_widgets.get().close()\nprint('closed')"),
+    CLOSING,
 ]
 
 # Where the text of each <code> in ``card`` wraps: the character before each line break.
@@ -83,12 +83,7 @@ def test_a_plan_turn_a_new_user_sees(tmp_path: Path, ui: str) -> None:
     require_browser()
     from playwright.sync_api import expect, sync_playwright
 
-    root = tmp_path / "root"
-    root.mkdir()
-    shutil.copy(SCRIPT, root / SCRIPT.name)
-    notebook = root / "first_look.ipynb"
-    notebook.write_text(json.dumps(code_notebook(CELLS), indent=1), encoding="utf-8")
-    SHOTS.mkdir(parents=True, exist_ok=True)
+    root, notebook = notebook_with(tmp_path, SCRIPT, "first_look.ipynb", CELLS)
 
     with jupyter_server(tmp_path, root, ui) as server, sync_playwright() as pw:
         # opened wide (at 900 px JupyterLab's toolbar kept saying "No Kernel"), then narrowed

@@ -7,23 +7,23 @@ layout checks as every card (test_browser_cards)."""
 from __future__ import annotations
 
 import contextlib
-import json
 import re
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 from jupyter_ui import (
     CELL_TIMEOUT,
+    CLOSING,
+    OPENING,
     UI_TIMEOUT,
     UIS,
     assert_no_errors,
     assert_no_math,
     assert_nothing_ran,
     browser,
-    code_notebook,
     jupyter_server,
+    notebook_with,
     open_notebook,
     record_dialogs,
     require_browser,
@@ -35,14 +35,10 @@ pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
 SCRIPTS = Path(__file__).parent / "scripts"
 CELLS = [
-    ("code", "%load_ext plan_widgets\n"
-             "import plan_widgets\n"
-             "from pathlib import Path\n"
-             "work = Path('work').resolve()\n"
-             "work.mkdir(exist_ok=True)"),
+    OPENING,
     ("code", "%%claude --scripted plan_comments.yaml --plan --mode acceptEdits --cwd $work\n"
              "Plan a greeting"),
-    ("code", "await plan_widgets.get().close()\nprint('closed')"),
+    CLOSING,
 ]
 
 
@@ -51,12 +47,8 @@ def test_plan_comments_in_a_real_browser(tmp_path: Path, ui: str) -> None:
     require_browser()
     from playwright.sync_api import expect, sync_playwright
 
-    root = tmp_path / "root"
-    root.mkdir()
-    shutil.copy(SCRIPTS / "plan_comments.yaml", root / "plan_comments.yaml")
-    notebook = root / "comments.ipynb"
-    notebook.write_text(json.dumps(code_notebook(CELLS), indent=1), encoding="utf-8")
-    SHOTS.mkdir(parents=True, exist_ok=True)
+    root, notebook = notebook_with(tmp_path, SCRIPTS / "plan_comments.yaml", "comments.ipynb",
+                                   CELLS)
     problems: list[str] = []
 
     with jupyter_server(tmp_path, root, ui) as server, sync_playwright() as pw:

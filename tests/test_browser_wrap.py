@@ -9,19 +9,18 @@ must not scroll sideways. Saved as ``test-artifacts/screenshots/<ui>-800-tool-lo
 
 from __future__ import annotations
 
-import json
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 from jupyter_ui import (
-    ARTIFACTS,
+    OPENING,
+    SHOTS,
     UI_TIMEOUT,
     UIS,
     browser,
-    code_notebook,
     jupyter_server,
+    notebook_with,
     open_notebook,
     require_browser,
     run_cell,
@@ -30,14 +29,9 @@ from jupyter_ui import (
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
 SCRIPTS = Path(__file__).parent / "scripts"
-SHOTS = ARTIFACTS / "screenshots"
 WIDTH, HEIGHT = 800, 1000
 CELLS = [
-    ("code", "%load_ext plan_widgets\n"
-             "import plan_widgets\n"
-             "from pathlib import Path\n"
-             "work = Path('work').resolve()\n"
-             "work.mkdir(exist_ok=True)"),
+    OPENING,
     ("code", "%%claude --session deep --scripted long_paths.yaml --mode default --cwd $work\n"
              "Please read the deep file"),
     ("code", "await plan_widgets.get('deep').close()\nprint('closed')"),
@@ -74,11 +68,7 @@ def test_long_paths_in_live_tool_lines_wrap(tmp_path: Path, ui: str) -> None:
     require_browser()
     from playwright.sync_api import expect, sync_playwright
 
-    root = tmp_path / "root"
-    root.mkdir()
-    shutil.copy(SCRIPTS / "long_paths.yaml", root / "long_paths.yaml")
-    (root / "deep.ipynb").write_text(json.dumps(code_notebook(CELLS)), encoding="utf-8")
-    SHOTS.mkdir(parents=True, exist_ok=True)
+    root, _ = notebook_with(tmp_path, SCRIPTS / "long_paths.yaml", "deep.ipynb", CELLS)
     with jupyter_server(tmp_path, root, ui) as server, sync_playwright() as pw:
         # opened wide (at 800 px the toolbar folds away its kernel indicator), then narrowed
         context = browser(pw, tmp_path / "chromium-profile", 1400, HEIGHT)
