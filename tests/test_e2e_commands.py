@@ -127,7 +127,8 @@ def test_commands_say_what_they_did_and_a_closed_session_says_so(kernel: Kernel)
         "default: plan mode off (asked; the marker shows when the CLI confirms)")
     kernel.wait_until(lambda: kernel.eval("plan_widgets.get().mode") == "'default'", 30,
                       "the resting mode")
-    assert run(kernel, "%claude plan off") == "default: plan mode is already off (mode default)"
+    assert run(kernel, "%claude plan off") == (
+        "default: plan mode is already off (mode Manual (default))")
 
     resume = f"%claude resume {sid} continues it"
     assert run(kernel, "%claude stop") == f"default: stopping (id {sid}; {resume})"

@@ -33,6 +33,8 @@ def test_streamed_multi_turn_conversation_keeps_context(kernel: Kernel, workdir:
     assert kernel.wait_until(lambda: kernel.html_text().count("tokens") >= 2, 10)
     status = kernel.execute("%claude status")["text"]
     assert "default: idle" in status and "2 turns" in status
+    # modes named as the bar names them, the SDK's name beside
+    assert "; mode Manual (default); resting Manual (default);" in status, status
 
 
 def test_static_fallback_for_frontends_without_widgets(kernel: Kernel) -> None:

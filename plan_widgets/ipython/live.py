@@ -11,9 +11,17 @@ import asyncio
 import sys
 from typing import Any
 
+from ..agent.mode_names import mode_title
 from ..agent.tasks import spawn
 from ..model.errors import OptionError
 from .usage import one_line
+
+
+def named(mode: str) -> str:
+    """A mode as the bar names it (the CLI's UI name), with the SDK's name beside it when they
+    differ: ``Manual (default)``, ``Plan``."""
+    title = mode_title(mode)
+    return title if title.lower() == mode.lower() else f"{title} ({mode})"
 
 
 def status(args: argparse.Namespace) -> None:
@@ -22,12 +30,12 @@ def status(args: argparse.Namespace) -> None:
     st = s.state
     d = s.pending
     waiting = f", waiting for a {d.kind} decision" if d else ""
-    mode = st.mode or "not reported yet"
+    mode = named(st.mode) if st.mode else "not reported yet"
     if st.requested_mode and st.requested_mode != st.mode:
-        mode += f" (→ {st.requested_mode} requested)"
+        mode += f" (→ {named(st.requested_mode)} requested)"
     elif st.refused:
         mode += f" (last change refused: {st.refused})"
-    print(f"{s.name}: {s.status}{waiting}; mode {mode}; resting {s.options.mode}; "
+    print(f"{s.name}: {s.status}{waiting}; mode {mode}; resting {named(s.options.mode)}; "
           f"model {st.model or 'not reported yet'}; {st.turns} turns; ${st.cost_usd:.4f}; "
           f"id {s.session_id}")
     if s.dead:
@@ -71,7 +79,8 @@ def plan(args: argparse.Namespace) -> None:
     target = "plan" if on else s.options.mode
     st = s.state
     if st.mode == target and st.requested_mode in (None, target):
-        print(f"{s.name}: plan mode is already {switch}" + ("" if on else f" (mode {target})"))
+        now = "" if on else f" (mode {named(target)})"
+        print(f"{s.name}: plan mode is already {switch}{now}")
     else:
         print(f"{s.name}: plan mode {switch} (asked; the marker shows when the CLI confirms)")
     _spawn(s.set_plan_mode(on), failed=f"%claude plan {switch}")
