@@ -226,8 +226,9 @@ def open_notebook(page: Any, server: Server, name: str, n_cells: int) -> Any:
     return cells
 
 
-def run_cell(page: Any, cells: Any, i: int) -> None:
-    """Run cell ``i`` with Shift+Enter (as a user would); wait until a code cell has finished."""
+def run_cell(page: Any, cells: Any, i: int, wait: bool = True) -> None:
+    """Run cell ``i`` with Shift+Enter (as a user would); wait until a code cell has finished
+    (``wait=False``: only until it was sent)."""
     from playwright.sync_api import expect
 
     cell = cells.nth(i)
@@ -237,7 +238,7 @@ def run_cell(page: Any, cells: Any, i: int) -> None:
         page.keyboard.press("Escape")
     expect(cell).to_have_class(active)
     page.keyboard.press("Shift+Enter")
-    if "jp-CodeCell" in (cell.get_attribute("class") or ""):
+    if wait and "jp-CodeCell" in (cell.get_attribute("class") or ""):
         expect(cell.locator(".jp-InputPrompt")).to_have_text(
             re.compile(r"\[\d+\]"), timeout=CELL_TIMEOUT * 1000
         )

@@ -38,8 +38,11 @@ CELLS = [
     OPENING,
     ("code", "%%claude --scripted plan_comments.yaml --plan --mode acceptEdits --cwd $work\n"
              "Plan a greeting"),
+    ("code", "import time\ntime.sleep(8)  # the kernel busy while the user types"),
+    ("code", "print(plan_widgets.get().decisions[0].outcome.feedback)"),
     CLOSING,
 ]
+FEEDBACK = "Keep it short, and name the user."
 
 
 @pytest.mark.parametrize("ui", UIS)
@@ -90,7 +93,15 @@ def test_plan_comments_in_a_real_browser(tmp_path: Path, ui: str) -> None:
             button(card, "Add comment").click()
             expect(card.locator(".pw-comment")).to_have_count(2)
             expect(card).to_contain_text("Section “Notes”")
-            card.locator("textarea[placeholder^='What should change']").fill("Keep it short.")
+            # The feedback is typed key by key while another cell keeps the kernel busy, and
+            # Keep planning is clicked at once: the whole text must go with it (the page holds
+            # a widget's later keystrokes until the kernel answers the first; the click must
+            # not overtake them).
+            run_cell(page, cells, 2, wait=False)
+            expect(cells.nth(2).locator(".jp-InputPrompt")).to_have_text(re.compile(r"\[\*\]"))
+            box = card.locator("textarea[placeholder^='What should change']")
+            box.click()
+            box.press_sequentially(FEEDBACK)
             shoot(card, "plan-comments")
             button(card, "Keep planning").click()
             revised = cell.locator(".pw-card-plan", has_text="Revised plan").last
@@ -107,8 +118,10 @@ def test_plan_comments_in_a_real_browser(tmp_path: Path, ui: str) -> None:
             expect(turn.locator(".pw-footer", has_text="✓")).to_have_count(
                 1, timeout=CELL_TIMEOUT * 1000)
             expect(turn).to_contain_text("Your comments (sent with Keep planning)")
-            run_cell(page, cells, 2)
-            expect(cells.nth(2).locator(".jp-OutputArea-output")).to_contain_text("closed")
+            run_cell(page, cells, 3)  # what Keep planning sent: the whole typed feedback
+            expect(cells.nth(3).locator(".jp-OutputArea-output")).to_contain_text(FEEDBACK)
+            run_cell(page, cells, 4)
+            expect(cells.nth(4).locator(".jp-OutputArea-output")).to_contain_text("closed")
             assert_nothing_ran(page, dialogs)
             assert_no_errors(page)
         except BaseException:

@@ -116,6 +116,27 @@ def look(layout: str = "layout", style: str | None = None) -> dict[str, w.Widget
     return out
 
 
+def typed_area(**kw: Any) -> w.Textarea:
+    """A full-width box the user types into that a button then reads (feedback, an edit, a
+    comment, a reason): its value reaches the kernel when the box loses focus, not at each
+    keystroke.
+
+    Why: the page sends a widget's next update only after the kernel has answered the one
+    before (ipywidgets' throttle, one message in flight per model) and holds later keystrokes
+    until then, while a click on another widget goes out at once. Typed fast, or with the
+    kernel busy, a click then overtook the last keystrokes: Preview showed the edit without
+    its last characters (seen in the Notebook 7 browser test), and Approve would have sent it so.
+    With ``continuous_update=False`` the text goes out once, on the blur that the click
+    itself causes, ahead of the click. (A second blur while the kernel has not yet answered the
+    first is held again: that needs two edits of one box within one busy spell.)"""
+    return w.Textarea(continuous_update=False, **look("full", "text"), **kw)
+
+
+def typed_line(width: str = "half", **kw: Any) -> w.Text:
+    """A one-line :func:`typed_area` (its value also goes out on Enter)."""
+    return w.Text(continuous_update=False, **look(width, "text"), **kw)
+
+
 def _is_shared(obj: w.Widget) -> bool:
     return any(obj is s for s in _SHARED.values())
 

@@ -22,7 +22,7 @@ from ...agent.decisions import PlanDecision
 from ...render import prompts
 from ...render.diff import unified_diff
 from ..markdown import html_output
-from ..shared import look, shared
+from ..shared import look, shared, typed_area
 from .frame import Card, Kind, Terminal, markdown_card, static_card
 from .plan_comments import CommentBox
 from .plan_edit import PlanEditor, plan_head, plan_markdown
@@ -38,8 +38,8 @@ class PlanCard(Card):
         head = html_output(plan_head(decision), layout=shared("full"))
         self.editor = PlanEditor(self, decision, head)  # Changes, Edit (plan_edit)
         self.comments = CommentBox(self, decision)  # comments on lines (plan_comments)
-        self.feedback = w.Textarea(placeholder="What should change? (feedback for the agent)",
-                                   rows=3, **look("full", "text"))
+        self.feedback = typed_area(placeholder="What should change? (feedback for the agent)",
+                                   rows=3)
         self.target = target_picker(decision)  # where Approve leads (plan_targets)
         self.approve_button = w.Button(description="Approve", button_style="success",
                                        icon="check", tooltip=into(self.target.value),

@@ -18,7 +18,7 @@ import ipywidgets as w
 from ...agent.comments import CommentError, PlanComment, plan_lines
 from ...agent.decisions import PlanDecision
 from ...render.markdown import SMALL_STYLE, escape
-from ..shared import look
+from ..shared import look, typed_area
 
 _NOTE_STYLE = ("display:block;white-space:normal;word-break:normal;overflow-wrap:break-word;"
                "margin:2px 0 6px 2.2em;padding:3px 8px;"
@@ -99,8 +99,8 @@ class CommentBox:
             return
         self.picker = w.Dropdown(options=line_choices(self.d.plan), description="Line",
                                  _dom_classes=("pw-comment-line",), **look("full", "radio"))
-        self.note = w.Textarea(placeholder="Your comment on this line (what should change?)",
-                               rows=2, _dom_classes=("pw-comment-text",), **look("full", "text"))
+        self.note = typed_area(placeholder="Your comment on this line (what should change?)",
+                               rows=2, _dom_classes=("pw-comment-text",))
         self.add_button = w.Button(description="Add comment", icon="plus",
                                    button_style="primary", **look("auto", "button"))
         self.add_button.on_click(lambda _b: self.add())

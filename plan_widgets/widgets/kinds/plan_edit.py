@@ -26,7 +26,7 @@ from ...render.decision import title_html, wrapping
 from ...render.diff import diff_html, diff_markdown
 from ...render.markdown import SMALL_STYLE, escape, render_html
 from ..markdown import set_html
-from ..shared import look
+from ..shared import look, typed_area
 from .plan_comments import comments_html, comments_markdown, revision_notes
 
 PLAN_TITLE = "Plan proposed: review before anything is edited"
@@ -150,8 +150,7 @@ class PlanEditor:
             return
         if self.text is None:
             rows = min(30, max(6, self.d.plan.count("\n") + 2))
-            self.text = w.Textarea(value=self.d.plan, rows=rows, **look("full", "text"),
-                                   _dom_classes=("pw-plan-edit",))
+            self.text = typed_area(value=self.d.plan, rows=rows, _dom_classes=("pw-plan-edit",))
             self.preview_button = w.ToggleButton(description="Preview", icon="eye",
                                                  tooltip="Show your edit rendered",
                                                  **look("auto", "toggle"))

@@ -15,7 +15,7 @@ from ...agent.decisions import QuestionDecision
 from ...render import prompts
 from ...render.decision import title_html, wrapping
 from ...render.markdown import escape, html_block, inline_no_math
-from ..shared import look
+from ..shared import look, typed_line
 from .frame import Card, Kind, Terminal, lines_html, markdown_card, static_card
 
 QUESTION_TITLE = "The agent asks"
@@ -78,8 +78,8 @@ class QuestionCard(Card):
             else:
                 picker = radio(q)
                 controls.append(picker)
-            other = w.Text(placeholder="Other (free text)", **look("half", "text"))
-            notes = w.Text(placeholder="Notes for the agent (optional)", **look("half", "text"))
+            other = typed_line(placeholder="Other (free text)")
+            notes = typed_line(placeholder="Notes for the agent (optional)")
             controls.extend([other, notes])
             self._pickers.append((q, picker, other, notes))
         self.submit_button = w.Button(description="Submit", button_style="primary", icon="reply",

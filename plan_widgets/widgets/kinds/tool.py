@@ -20,7 +20,7 @@ from ...render import prompts
 from ...render.decision import suggestion_text, title_html, wrapping
 from ...render.markdown import SMALL_STYLE, escape, summarize
 from ..markdown import html_output
-from ..shared import look, shared
+from ..shared import look, shared, typed_line
 from .frame import Card, Kind, Terminal, markdown_card, static_card
 
 Preview = Callable[[str, dict[str, Any]], str]
@@ -89,7 +89,7 @@ class ToolCard(Card):
             self.always_button.on_click(lambda _b: decision.allow(always=True, by="user"))
         self.deny_button = w.Button(description="Deny", button_style="danger", icon="times",
                                     **look("auto", "button"))
-        self.reason = w.Text(placeholder="Reason (optional)", **look("half", "text"))
+        self.reason = typed_line(placeholder="Reason (optional)")
         self.deny_button.on_click(lambda _b: decision.deny(self.reason.value, by="user"))
         buttons = [self.allow_button, self.always_button, self.deny_button]
         super().__init__(decision, [top, *[b for b in buttons if b], self.reason])
