@@ -5,16 +5,17 @@ Python decider: the run passes, the work is done, and the saved output names who
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
-
-from jupyter_ui import code_notebook  # noqa: E402
+from jupyter_ui import code_notebook
 
 SCRIPT = Path(__file__).parent / "scripts" / "unattended.yaml"
 BIN = Path(sys.executable).parent
@@ -116,3 +117,57 @@ def test_nbconvert_malformed_rule_fails_at_load(tmp_path: Path) -> None:
     assert p.returncode != 0
     assert "PLAN_WIDGETS_RULES: `plans=approve:yolo`: unknown mode `yolo`" in p.stderr, \
         p.stderr[-2000:]
+
+
+TERMINAL = """
+ip = get_ipython()
+ip.run_cell("%load_ext plan_widgets")
+{config}
+ip.run_cell("%%claude --scripted unattended.yaml --plan --mode acceptEdits\\nWrite done.txt")
+ip.run_cell("import os; print('AFTER', os.path.exists('done.txt'))")
+ip.run_cell("import plan_widgets; await plan_widgets.get().close()")
+"""
+
+
+def test_terminal_with_no_tty_is_unattended(workdir: Path) -> None:
+    from test_e2e_terminal import run_ipython
+
+    out = run_ipython(workdir, "a\n", TERMINAL.format(config=""), unattended="auto")
+    assert 'UnattendedError: Unattended run: no one can approve the plan "Plan: write' in out, \
+        out[-3000:]
+    assert "AFTER False" in out and "Traceback" not in out
+    ruled = TERMINAL.format(config=f"ip.run_cell({f'%config ClaudeMagics.rules = {RULES!r}'!r})")
+    out = run_ipython(workdir, "", ruled, unattended="auto")
+    assert "AFTER True" in out and "UnattendedError" not in out, out[-3000:]
+
+
+def _ours(tmp: Path) -> list[str]:
+    """Processes still running in ``tmp`` (by their folder or their command line)."""
+    import psutil
+
+    found = []
+    for p in psutil.process_iter(["cmdline", "cwd"]):
+        with contextlib.suppress(psutil.Error):
+            line = " ".join(p.info["cmdline"] or [])
+            if str(tmp) in line or str(tmp) in (p.info["cwd"] or ""):
+                found.append(line[:200])
+    return found
+
+
+def test_papermill_execution_timeout_stops_the_turn_and_the_cli(tmp_path: Path) -> None:
+    slow = tmp_path / "slow.yaml"
+    slow.write_text('steps:\n  - when: {tool_result: "^$"}\n    delay: 120\n'
+                    '    reply:\n      - text: "too late"\n')
+    (tmp_path / "work").mkdir()
+    cells = [("code", "%load_ext plan_widgets"),
+             ("code", "%%claude --scripted slow.yaml --cwd work\nhello"),
+             ("code", "print('after')")]
+    nb = tmp_path / "run.ipynb"
+    nb.write_text(json.dumps(code_notebook(cells)), encoding="utf-8")
+    rc, err, saved = _papermill(tmp_path, nb, "--execution-timeout", "10")
+    assert rc != 0 and "Timeout waiting for execute reply" in err, err[-2000:]
+    assert "too late" not in saved and "after" not in _outputs(saved)
+    deadline = time.monotonic() + 20
+    while _ours(tmp_path) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert _ours(tmp_path) == []
