@@ -1,11 +1,12 @@
 """Whether anyone can click, and the settings of an unattended run (docs/unattended.md).
 
-Measured (docs/unattended.md#detection): JupyterLab 4.6 and Notebook 7.6 answer a comm the
-kernel opens for a target they do not know with ``comm_close`` within ~0.1 s, and their widget
-manager opens ``jupyter.widget.control`` when it connects; papermill 2.7, nbconvert 7.17 and
-nbclient 0.11 (and nbval, and a jupyter_client script) send neither. So the kernel opens one
-probe comm when the extension loads and a frontend is present once it answers (or once its
-widget manager connects later); with no answer within :data:`PROBE_TIMEOUT` no one can click.
+Measured (docs/unattended.md, "Is anyone there?"): JupyterLab 4.6 and Notebook 7.6 answer a
+comm the kernel opens for a target they do not know with ``comm_close`` within ~0.1 s, and
+their widget manager opens ``jupyter.widget.control`` when it connects (before any cell: too
+early to listen for); papermill 2.7, nbconvert 7.17 and nbclient 0.11 (and nbval, and a
+jupyter_client script) send neither. So the kernel opens one probe comm when the extension
+loads, and a frontend is there once it answers (or once ipywidgets' control comm is open: a
+page reloaded later); with no answer within :data:`PROBE_TIMEOUT` no one can click.
 Terminal IPython: someone can answer when stdin is a terminal. A setting overrides either way:
 ``%config ClaudeMagics.unattended``, the papermill parameter ``plan_widgets_unattended``, or
 ``PLAN_WIDGETS_UNATTENDED`` (``auto``, ``yes``, ``no``); rules likewise (``rules``,
@@ -57,14 +58,6 @@ class _Presence:
 
             self._comm = comm.create_comm(target_name=PROBE_TARGET, data={})
             self._comm.on_close(lambda _m: self._see())
-            manager = comm.get_comm_manager()
-            target = manager.targets.get("jupyter.widget.control")
-            if target is not None and not getattr(target, "_pw_watched", False):
-                def watched(c: Any, msg: Any) -> Any:
-                    self._see()
-                    return target(c, msg)
-                watched._pw_watched = True  # type: ignore[attr-defined]
-                manager.register_target("jupyter.widget.control", watched)
         except Exception:  # no kernel comm channel: no frontend can answer
             self._comm = None
 
@@ -77,6 +70,9 @@ class _Presence:
         self.start()
         if self.seen is None or self.started is None:
             return False
+        widgets = sys.modules.get("ipywidgets")  # a widget manager that connected later (a
+        if widgets is not None and getattr(widgets.Widget, "_control_comm", None) is not None:
+            self._see()  # page reloaded) opened ipywidgets' control comm
         left = PROBE_TIMEOUT - (time.monotonic() - self.started)
         if not self.seen.is_set() and left > 0:
             try:
