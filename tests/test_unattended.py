@@ -171,3 +171,23 @@ def test_papermill_execution_timeout_stops_the_turn_and_the_cli(tmp_path: Path) 
     while _ours(tmp_path) and time.monotonic() < deadline:
         time.sleep(0.5)
     assert _ours(tmp_path) == []
+
+
+def test_a_background_agent_asking_after_its_cell_fails_the_next_claude_cell(
+        tmp_path: Path) -> None:
+    shutil.copy(SCRIPT.parent / "agents_background.yaml", tmp_path)
+    (tmp_path / "work").mkdir()
+    cells = [("code", "%load_ext plan_widgets\nimport plan_widgets, asyncio"),
+             ("code", "%%claude --scripted agents_background.yaml --cwd work\n"
+                      "start a background agent"),
+             ("code", "await asyncio.sleep(5)  # the agent asks to write meanwhile"),
+             ("code", "%%claude\nwhat now"),
+             ("code", "await plan_widgets.get().close()")]
+    nb = tmp_path / "run.ipynb"
+    nb.write_text(json.dumps(code_notebook(cells)), encoding="utf-8")
+    rc, err, saved = _papermill(tmp_path, nb)
+    assert rc != 0, err[-2000:]
+    last = next(c for c in json.loads(saved)["cells"] if "what now" in "".join(c["source"]))
+    errors = [o for o in last["outputs"] if o["output_type"] == "error"]
+    assert errors and "no one can allow Write" in errors[0]["evalue"], last["outputs"]
+    assert not (tmp_path / "work" / "from_agent.txt").exists()
