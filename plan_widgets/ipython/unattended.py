@@ -131,13 +131,22 @@ def forced() -> bool | None:
     raise UnattendedError(f"{where} = {got[0]!r}: write auto, yes or no")
 
 
-async def someone_can_click() -> bool:
-    """Whether a person can answer a card or a prompt in this run."""
+def someone_at_terminal() -> bool:
+    """Terminal IPython: whether a person can answer the prompt (stdin is a terminal, or
+    the setting says so)."""
     override = forced()
     if override is not None:
         return override
+    return bool(getattr(sys.stdin, "isatty", lambda: False)())
+
+
+async def someone_can_click() -> bool:
+    """Whether a person can answer a card or a prompt in this run."""
     if not in_kernel():
-        return bool(getattr(sys.stdin, "isatty", lambda: False)())
+        return someone_at_terminal()
+    override = forced()
+    if override is not None:
+        return override
     start_probe()
     return _presence is not None and await _presence.frontend()
 
