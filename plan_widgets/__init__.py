@@ -93,11 +93,12 @@ def load_ipython_extension(ipython: Any) -> None:
     from .ipython.unattended import check_settings, start_probe
 
     start_probe()  # is anyone there to click? (docs/unattended.md)
-    check_settings()  # a malformed unattended setting fails here, in one line
     schedule(magics)  # the default session's CLI, in the background (ipython.prestart)
     cleanup = ipython.input_transformers_cleanup
     if transform_cell not in cleanup:
         cleanup.append(transform_cell)
+    check_settings()  # a malformed unattended setting fails the run here, in one line (last:
+    # the magics work, and say it again in each %%claude cell until it is fixed)
 
 
 def unload_ipython_extension(ipython: Any) -> None:

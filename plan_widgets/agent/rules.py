@@ -12,7 +12,8 @@ string of ``;``-separated clauses (docs/unattended.md)::
 - ``tools=allow:PATTERNS`` / ``tools=deny:PATTERNS``: a pattern is a tool name (``fnmatch``:
   ``mcp__*``) or ``Name(glob)`` over the call's command, path or URL; a deny wins.
 - ``questions=first`` answers each question with its first option, ``questions=none`` leaves
-  them unanswered (the model is told), ``questions=option:LABEL`` picks the option LABEL.
+  them unanswered (the model gets no answers), ``questions=option:LABEL`` picks the option
+  LABEL.
 
 A Python decider (``Referee.decider``, set with ``session.decide_with(fn)``: ipython layer) is
 called first, attended or not: it decides by calling the decision's own methods, and its
