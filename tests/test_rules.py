@@ -123,3 +123,17 @@ def test_someone_there_leaves_the_card_to_them() -> None:
         assert not plan.done
 
     asyncio.run(main())
+
+
+def test_a_decider_that_raises_fails_the_run_naming_it() -> None:
+    async def main() -> None:
+        def broken(d: Any) -> None:
+            raise KeyError("oops")
+
+        r = _referee("plans=approve", broken)
+        plan = PlanDecision("# Plan", None, "default")
+        await _ruled(r, plan)
+        assert plan.outcome.status == "cancelled" and not plan.outcome.granted
+        assert "the Python decider `broken` failed: KeyError" in r.take_failures()[0]
+
+    asyncio.run(main())
