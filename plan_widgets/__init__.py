@@ -40,6 +40,7 @@ __all__ = [
     "SessionOptions",
     "ToolDecision",
     "Turn",
+    "decide_with",
     "fold",
     "get",
     "list_sessions",
@@ -54,6 +55,7 @@ __all__ = [
 # store and the SDK load with the first session; docs/benchmarks.md, figure 3).
 _LAZY = {
     "get": ".ipython.registry",
+    "decide_with": ".ipython.unattended",
     "session": ".ipython.obtain",
     "sessions": ".ipython.registry",
     "SessionOptions": ".model.options",
@@ -88,11 +90,15 @@ def load_ipython_extension(ipython: Any) -> None:
     say(problems + check_magics(magics, load(ipython)))
     ipython.register_magics(magics)
     from .ipython.prestart import schedule
+    from .ipython.unattended import check_settings, start_probe
 
+    start_probe()  # is anyone there to click? (docs/unattended.md)
     schedule(magics)  # the default session's CLI, in the background (ipython.prestart)
     cleanup = ipython.input_transformers_cleanup
     if transform_cell not in cleanup:
         cleanup.append(transform_cell)
+    check_settings()  # a malformed unattended setting fails the run here, in one line (last:
+    # the magics work, and say it again in each %%claude cell until it is fixed)
 
 
 def unload_ipython_extension(ipython: Any) -> None:

@@ -53,7 +53,10 @@ class Run:
         env.update({"HOME": str(home), "TMPDIR": str(scratch),
                     "IPYTHONDIR": str(home / ".ipython"),
                     "JUPYTER_RUNTIME_DIR": str(home / ".runtime"),
-                    "PYDEVD_DISABLE_FILE_VALIDATION": "1"})
+                    "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+                    # the notebooks decide in their own later cells, as a person clicks
+                    # (notebooks/README.md, "They are tests")
+                    "PLAN_WIDGETS_UNATTENDED": "no"})
         self.km = KernelManager(kernel_name="python3")
         spec = self.km.kernel_spec
         assert spec is not None

@@ -35,6 +35,9 @@ class Kernel:
             "IPYTHONDIR": str(self.home / ".ipython"),
             "JUPYTER_RUNTIME_DIR": str(self.home / ".runtime"),
             "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+            # These tests click as a person does (widget messages), but this client answers
+            # no probe: say someone is there (tests/test_unattended.py tests the detection).
+            "PLAN_WIDGETS_UNATTENDED": "no",
         })
         full_env.update(env or {})
         self.km = KernelManager(kernel_name="python3")

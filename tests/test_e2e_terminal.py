@@ -20,10 +20,15 @@ ip.run_cell("import os, plan_widgets; print('AFTER', os.path.exists('hello.py'),
 """
 
 
-def run_ipython(workdir: Path, answers: str, driver: str = DRIVER) -> str:
+def run_ipython(workdir: Path, answers: str, driver: str = DRIVER,
+                unattended: str = "no") -> str:
+    """``unattended``: PLAN_WIDGETS_UNATTENDED; these tests type the answers through a pipe
+    as a person would at a terminal, so by default someone is there (docs/unattended.md)."""
     (workdir / "driver.py").write_text(driver)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE_"))}
-    env.update(HOME=str(workdir / ".home"), IPYTHONDIR=str(workdir / ".home" / ".ipython"))
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("ANTHROPIC_", "CLAUDE_", "PLAN_WIDGETS_"))}
+    env.update(HOME=str(workdir / ".home"), IPYTHONDIR=str(workdir / ".home" / ".ipython"),
+               PLAN_WIDGETS_UNATTENDED=unattended)
     ipython = [sys.executable, "-m", "IPython", "--colors=NoColor", "--no-banner"]
     proc = subprocess.run([*ipython, "driver.py"], input=answers, capture_output=True,
                           text=True, cwd=workdir, env=env, timeout=180)

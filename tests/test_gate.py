@@ -126,8 +126,10 @@ def test_gate_question_notes_are_annotations() -> None:
 def test_only_a_user_or_code_can_grant_and_only_into_a_resting_mode() -> None:
     async def main() -> None:
         plan = PlanDecision("# Plan", None, "default")
-        with pytest.raises(ValueError, match="only the user or code"):
+        with pytest.raises(ValueError, match="only the user, code or a rule"):
             plan.approve(by="timeout")  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match="must name the rule"):
+            plan.approve(by="rule")  # a rule grants only naming itself (agent/rules.py)
         with pytest.raises(ValueError, match="unknown mode 'yolo'"):
             plan.approve("yolo")
         with pytest.raises(ValueError, match="unknown mode 'plan'"):

@@ -107,10 +107,9 @@ def displays(monkeypatch: pytest.MonkeyPatch) -> list[Handle]:
         shown.append(Handle(bundle))
         return shown[-1]
 
-    from plan_widgets.widgets import control, turn
-    from plan_widgets.widgets.kinds import frame
+    from plan_widgets.widgets import control, shared
 
-    for mod in (frame, control, turn):
+    for mod in (control, shared):  # (cards and turns display through shared.shown_here)
         monkeypatch.setattr(mod, "display", display)
     return shown
 

@@ -17,6 +17,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, ClassVar, Literal
 
 from .. import model as ev
@@ -27,8 +28,9 @@ from .plan_edits import PlanEdits
 from .seam import Allow, Answer, Deny
 
 log = logging.getLogger("plan_widgets")
-Decider = Literal["user", "code"]
-"""Who may grant: a click on a card, or the notebook's own code."""
+Decider = Literal["user", "code", "rule"]
+"""Who may grant: a click on a card, the notebook's own code, or an unattended rule (which
+names itself in the outcome's ``rule``: agent/rules.py)."""
 
 KEEP_PLANNING_DEFAULT = ("The user wants you to keep planning. Revise the plan, then present "
                          "it again with ExitPlanMode.")
@@ -53,6 +55,8 @@ class Decision:
         self._watchers: list[Callable[[], None]] = []
         self.agent_id: str | None = None  # the subagent that asks (its task id), or None
         self.agent: str | None = None  # that subagent's description, as its card names it
+        self.ruling: str | None = None
+        """While an unattended rule or a Python decider decides: its name (agent/rules.py)."""
 
     # -- state ---------------------------------------------------------------------------
     @property
@@ -79,10 +83,14 @@ class Decision:
                 log.exception("a decision watcher failed")
 
     def _resolve(self, outcome: Outcome) -> bool:
-        if outcome.granted and outcome.by not in ("user", "code"):
-            raise ValueError(f"by={outcome.by!r}: only the user or code can decide")
+        if outcome.granted and outcome.by not in ("user", "code", "rule"):
+            raise ValueError(f"by={outcome.by!r}: only the user, code or a rule can decide")
         if self.outcome is not None:
             return False
+        if self.ruling is not None and outcome.rule is None and outcome.by in ("code", "rule"):
+            outcome = replace(outcome, by="rule", rule=self.ruling)  # a decider's call
+        if outcome.by == "rule" and not outcome.rule:
+            raise ValueError("by='rule': a rule's decision must name the rule")
         self.outcome = outcome
         if not self._future.done():
             self._future.set_result(outcome)
@@ -143,6 +151,9 @@ class Decision:
         if o.status == "expired" and o.by == "timeout":
             return Deny(f"No answer came from the user within {approval_timeout:g} s; "
                         f"{self.unanswered} Stop and wait for the user.")
+        if o.by == "unattended":
+            return Deny(f"No one can answer in this unattended run; {self.unanswered}",
+                        interrupt=True)
         if o.by in ("interrupt", "close", "cli", "restart"):
             return Deny(f"The user interrupted; {self.unanswered}", interrupt=True)
         return Deny(f"No answer; {self.unanswered}")
@@ -212,7 +223,7 @@ class PlanDecision(PlanEdits, Decision):
         o = self.outcome
         assert o is not None
         return ev.PlanDecided(decision_id=self.id, outcome=o.status,  # type: ignore[arg-type]
-                              feedback=o.feedback, by=o.by,
+                              feedback=o.feedback, by=o.by, rule=o.rule,
                               mode_after=o.mode if o.status == "approved" else None,
                               edited=self.edited, approved_plan=o.plan if self.edited else None)
 
@@ -221,7 +232,7 @@ class PlanDecision(PlanEdits, Decision):
         return ev.PlanDecided(decision_id=decision_id, outcome="expired", by="restart")
 
     def granted_answer(self, outcome: Outcome) -> Answer:
-        if outcome.status == "approved" and outcome.by in ("user", "code"):
+        if outcome.status == "approved" and outcome.by in ("user", "code", "rule"):
             if outcome.plan is not None:  # edited: the CLI writes it to the plan file
                 return Allow(input={**self.tool_input, "plan": outcome.plan},
                              mode=outcome.mode or self.resting_mode)
@@ -250,7 +261,8 @@ class QuestionDecision(Decision):
         o = self.outcome
         assert o is not None
         return ev.QuestionAnswered(decision_id=self.id, outcome=o.status,  # type: ignore[arg-type]
-                                   answers=o.answers or {}, notes=o.notes or {}, by=o.by)
+                                   answers=o.answers or {}, notes=o.notes or {}, by=o.by,
+                                   rule=o.rule)
 
     @classmethod
     def expired_event(cls, decision_id: str) -> ev.Event:
@@ -332,7 +344,7 @@ class ToolDecision(Decision):
         o = self.outcome
         assert o is not None
         return ev.ToolDecided(decision_id=self.id, outcome=o.status,  # type: ignore[arg-type]
-                              reason=o.feedback, by=o.by)
+                              reason=o.feedback, by=o.by, rule=o.rule)
 
     @classmethod
     def expired_event(cls, decision_id: str) -> ev.Event:

@@ -19,6 +19,7 @@ from . import wording
 from .decisions import Decision, DecisionList, PlanDecision
 from .modes import Modes
 from .ports import SessionPort
+from .rules import Referee
 from .runner import Runner
 from .seam import HostTools
 
@@ -48,6 +49,8 @@ class SessionGateHost:
         self.runner = runner
         self.modes = modes
         self.start_fresh = start_fresh
+        self.referee = Referee()
+        """Decides what no one can click (agent/rules.py); the ipython layer configures it."""
 
     @property
     def options(self) -> SessionOptions:
@@ -89,6 +92,7 @@ class SessionGateHost:
             except Exception:
                 log.exception("could not show that the card failed")
         s.notify()
+        self.referee.review(d)  # a decider, or an unattended rule, may decide it now
 
     def _decided(self, d: Decision) -> None:
         self.s.emit(d.decided_event())

@@ -25,6 +25,8 @@ class Outcome:
     plan: str | None = None
     """Plans: the user's edit. Approved: the text approved (None: as proposed); sent back:
     an edit the user had open, which was not sent."""
+    rule: str | None = None
+    """The unattended rule or Python decider that made this decision (None: someone did)."""
 
     @property
     def granted(self) -> bool:

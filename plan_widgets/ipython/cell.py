@@ -37,9 +37,14 @@ async def run(args: argparse.Namespace, body: str, config: Any = None, *,
         print("%%claude: the prompt is empty: write what Claude should do below the %%claude line",
               file=sys.stderr)
         return
+    from . import unattended
+
+    unattended.check_settings()  # a malformed rule fails the cell, in one line
     session = await _session(args, config)
     if session is None:
         return
+    unattended.attach(session)
+    unattended.raise_failures(session)  # e.g. a background agent's, since the last cell
     if config is not None and session.options.show_thinking != config.show_thinking:
         session.update_options(show_thinking=bool(config.show_thinking))
     if not args.resume:
@@ -59,8 +64,12 @@ async def run(args: argparse.Namespace, body: str, config: Any = None, *,
         return
     from .kernel.tools import cell_waiting
 
+    # no one to click: wait for the whole turn, so an executor records it in this cell
+    whole = not await unattended.someone_can_click()
     with cell_waiting(session.name):  # code the agent proposes meanwhile goes below this cell
-        await _wait(session, turn, view, handle, kernel)
+        await _wait(session, turn, view, handle, kernel and not whole)
+    if whole:
+        unattended.raise_failures(session)
 
 
 async def _session(args: argparse.Namespace, config: Any) -> Any:

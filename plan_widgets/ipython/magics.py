@@ -94,6 +94,14 @@ class ClaudeMagics(Magics):
         "0: no cap.",
     ).tag(config=True)
 
+    unattended = Unicode(
+        "", help="auto (detect), yes (no one can click: cells wait for the whole turn and rules "
+        "decide) or no (someone clicks); unset: PLAN_WIDGETS_UNATTENDED (docs/unattended.md)."
+    ).tag(config=True)
+    rules = Unicode(
+        "", help="Rules that decide what no one can click, e.g. 'plans=approve:acceptEdits; "
+        "tools=allow:Read'; unset: PLAN_WIDGETS_RULES (docs/unattended.md)."
+    ).tag(config=True)
     prestart = Bool(
         True, help="Start the default session's CLI in the background when the extension "
         "loads (with credentials or a scripted model), so the first prompt waits less.",

@@ -158,7 +158,9 @@ class TextTurnView:
             self.out.line("")
             self.out.line(who, style="bold magenta")
         _kind(decision).show_text(decision, _Prompt(self, decision))
-        if self.interactive:
+        from .unattended import someone_at_terminal
+
+        if self.interactive and someone_at_terminal():  # else a rule decides (unattended.py)
             spawn(self._ask(decision))
 
     async def _ask(self, d: Decision) -> None:

@@ -16,7 +16,10 @@ from typing import Annotated, Any, Literal, Union, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
-Actor = Literal["user", "code", "timeout", "interrupt", "close", "cli", "gate", "restart"]
+Actor = Literal["user", "code", "rule", "unattended", "timeout", "interrupt", "close", "cli",
+                "gate", "restart"]
+"""Who ended a decision. ``rule``: an unattended rule or a Python decider (its text in the
+event's ``rule``); ``unattended``: no one could click and no rule decided (docs/unattended.md)."""
 ModeState = Literal["requested", "effective", "refused"]
 ModeSource = Literal["user", "model", "approval", "resume", "start"]
 DecisionKind = Literal["plan", "question", "tool"]
@@ -136,6 +139,7 @@ class PlanDecided(EventBase):
     feedback: str | None = None
     mode_after: str | None = None
     by: Actor
+    rule: str | None = None
     edited: bool = False
     """The user edited the plan before approving it."""
     approved_plan: str | None = None
@@ -195,6 +199,7 @@ class QuestionAnswered(EventBase):
     notes: dict[str, str] = Field(default_factory=dict)
     """The user's optional notes, keyed by question text."""
     by: Actor
+    rule: str | None = None
 
 
 class ToolRequested(EventBase):
@@ -212,6 +217,7 @@ class ToolDecided(EventBase):
     outcome: Literal["allowed", "always", "denied", "expired", "cancelled"]
     reason: str | None = None
     by: Actor
+    rule: str | None = None
 
 
 class TasksUpdated(EventBase):

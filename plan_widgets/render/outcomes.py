@@ -27,6 +27,8 @@ _ENDED_TEXT = {
     ("expired", "cli"): "Expired: the Claude Code CLI exited, so it was denied",
     ("cancelled", "cli"): "Cancelled: withdrawn by the CLI, so it was denied",
     ("expired", "restart"): "Expired: the kernel restarted before an answer came",
+    ("cancelled", "unattended"): "Not decided: no one could click in this unattended run and no "
+                                 "rule decided it, so it was denied",
 }
 _BY_TEXT = {
     "timeout": "timed out",
@@ -42,6 +44,10 @@ def outcome_parts(o: Outcome) -> tuple[str, list[str]]:
     """What an outcome says: the headline and its details (plain text)."""
     text = _ENDED_TEXT.get((o.status, o.by)) or _OUTCOME_TEXT.get(o.status, o.status)
     extra = []
+    if o.rule:  # an unattended rule or a Python decider (docs/unattended.md)
+        name = o.rule.removeprefix("decider:")
+        extra.append(f"by the Python decider `{name}`" if name != o.rule
+                     else f"by the unattended rule `{o.rule}`")
     if o.by in _BY_TEXT and (o.status, o.by) not in _ENDED_TEXT:
         extra.append(_BY_TEXT[o.by])
     if o.mode and o.status == "approved":
@@ -74,7 +80,8 @@ _STATUS = {
 }
 _BY = {"restart": "the kernel restarted before an answer; it can no longer be answered",
        "timeout": "no answer in time", "interrupt": "interrupted", "close": "session closed",
-       "cli": "withdrawn by the CLI"}
+       "cli": "withdrawn by the CLI", "rule": "by an unattended rule",
+       "unattended": "no one could click and no rule decided"}
 
 
 def decision_status(d: Any) -> str:

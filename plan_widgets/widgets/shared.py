@@ -9,11 +9,13 @@ docs/benchmarks.md, figure 2). Shared models are never mutated and never closed.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 from collections.abc import Callable, Iterable
 from typing import Any
 
 import ipywidgets as w
+from IPython.display import display
 from ipywidgets.widgets.widget_bool import CheckboxStyle, ToggleButtonStyle
 from ipywidgets.widgets.widget_description import DescriptionStyle
 from ipywidgets.widgets.widget_string import HTMLStyle, TextStyle
@@ -45,12 +47,37 @@ def soon(fn: Callable[[], Any]) -> None:
         fn()
 
 
+def shown_here(bundle: dict[str, Any]) -> Any:
+    """Display ``bundle`` in the running cell; returns its handle, which remembers that cell.
+
+    ipykernel 7 sends output with the parent header of the context it is sent from, and
+    output sent from a context without one (a thread, a ``call_soon_threadsafe`` or
+    ``run_in_executor`` callback) goes to the NEWEST request: after the cell returned, the next
+    cell's. An executor keeps each message with the cell its parent names, so an update of
+    this display from there would land in another cell (issue 33). :func:`update_display`
+    therefore sends every update from the context this display was made in."""
+    handle = display(bundle, raw=True, display_id=True)
+    if handle is not None:
+        handle._pw_context = contextvars.copy_context()
+    return handle
+
+
 def update_display(handle: Any, bundle: dict[str, Any], what: str) -> None:
-    """Show ``bundle`` in ``handle``'s display. A frontend channel that is gone (a closed
-    page, a kernel shutting down) must not break the decision, turn or session behind it:
-    the failure is logged (``what`` names whose display it was) and the caller goes on."""
+    """Show ``bundle`` in ``handle``'s display, as its own cell's output (:func:`shown_here`).
+    A frontend channel that is gone (a closed page, a kernel shutting down) must not break
+    the decision, turn or session behind it: the failure is logged (``what`` names whose
+    display it was) and the caller goes on."""
+    ctx = getattr(handle, "_pw_context", None)
     try:
-        handle.update(bundle, raw=True)
+        if ctx is None:
+            handle.update(bundle, raw=True)
+        else:
+            try:
+                ctx.run(handle.update, bundle, raw=True)
+            except RuntimeError as e:  # only if ctx is entered (an update inside an update)
+                if "already entered" not in str(e):
+                    raise
+                handle.update(bundle, raw=True)
     except Exception:  # whatever the channel raises: the display is lost, the work is not
         log.debug("could not update the %s's display", what, exc_info=True)
 

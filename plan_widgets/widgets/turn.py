@@ -14,7 +14,6 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as w
-from IPython.display import display
 
 from ..agent.checklist import FOLDED_TOOLS
 from ..agent.decisions import Decision
@@ -26,7 +25,7 @@ from .follow import CellStack
 from .kinds import Card, card_for, card_html, decision_markdown
 from .markdown import StreamingMarkdown, html_output, set_html
 from .nested import Nested
-from .shared import close_tree, look, shared, soon, update_display, widget_bundle
+from .shared import close_tree, look, shared, shown_here, soon, update_display, widget_bundle
 
 if TYPE_CHECKING:
     from ..agent.session import Session
@@ -172,7 +171,7 @@ class WidgetTurnView(w.VBox):
         """Display the control bar and this view in the current cell; returns the view's
         display handle."""
         self._bar = self.control.show()
-        self._handle = display(self.mimebundle(), raw=True, display_id=True)
+        self._handle = shown_here(self.mimebundle())
         return self._handle
 
     def follow(self, title: str) -> WidgetTurnView:

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
 import ipywidgets as w
-from IPython.display import display
 
 from ...agent.decisions import Decision
 from ...render.decision import Described, asker_html, state_text, status_html
@@ -30,6 +29,7 @@ from ..shared import (
     close_tree,
     look,
     shared,
+    shown_here,
     soon,
     update_display,
     widget_bundle,
@@ -156,7 +156,7 @@ class Card(w.Box):
     def show(self) -> None:
         """Display the card in the current cell, on a display of its own (see
         :func:`~plan_widgets.widgets.kinds.show_card`)."""
-        self.handle = display(self.mimebundle(), raw=True, display_id=True)
+        self.handle = shown_here(self.mimebundle())
         if self.decision.done:
             self.make_static()
 

@@ -1,0 +1,209 @@
+"""Whether anyone can click, and the settings of an unattended run (docs/unattended.md).
+
+Measured (docs/unattended.md, "Is anyone there?"): JupyterLab 4.6 and Notebook 7.6 answer a
+comm the kernel opens for a target they do not know with ``comm_close`` within ~0.1 s, and
+their widget manager opens ``jupyter.widget.control`` when it connects (before any cell: too
+early to listen for); papermill 2.7, nbconvert 7.17 and nbclient 0.11 (and nbval, and a
+jupyter_client script) send neither. So the kernel opens one probe comm when the extension
+loads, and a frontend is there once it answers (or once ipywidgets' control comm is open: a
+page reloaded later); with no answer within :data:`PROBE_TIMEOUT` no one can click.
+Terminal IPython: someone can answer when stdin is a terminal. A setting overrides either way:
+``%config ClaudeMagics.unattended``, the papermill parameter ``plan_widgets_unattended``, or
+``PLAN_WIDGETS_UNATTENDED`` (``auto``, ``yes``, ``no``); rules likewise (``rules``,
+``plan_widgets_rules``, ``PLAN_WIDGETS_RULES``): the first one set wins.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+from typing import TYPE_CHECKING, Any
+
+from .output import in_kernel
+
+if TYPE_CHECKING:
+    from ..agent.rules import Rules
+
+PROBE_TIMEOUT = 3.0
+"""Seconds a frontend has to answer the probe (measured: 0.05-0.12 s in a browser)."""
+PROBE_TARGET = "plan_widgets.presence"
+_YES = ("1", "yes", "true", "on")
+_NO = ("0", "no", "false", "off")
+
+
+class UnattendedError(RuntimeError):
+    """A decision no one could make in an unattended run (or a malformed rule): the cell
+    fails, so the executor exits non-zero. Shown as its message alone, no traceback."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"UnattendedError: {self}"]
+
+
+class _Presence:
+    """The kernel's one probe: has a frontend answered, or a widget manager connected?"""
+
+    def __init__(self) -> None:
+        self.seen = asyncio.Event() if _loop() else None
+        self.started: float | None = None
+        self._comm: Any = None
+
+    def start(self) -> None:
+        if self.started is not None or self.seen is None:
+            return
+        self.started = time.monotonic()
+        try:
+            import comm
+
+            self._comm = comm.create_comm(target_name=PROBE_TARGET, data={})
+            self._comm.on_close(lambda _m: self._see())
+        except Exception:  # no kernel comm channel: no frontend can answer
+            self._comm = None
+
+    def _see(self) -> None:
+        if self.seen is not None:
+            self.seen.set()
+
+    async def frontend(self) -> bool:
+        """Whether a frontend answered (waits at most what is left of the probe's time)."""
+        self.start()
+        if self.seen is None or self.started is None:
+            return False
+        widgets = sys.modules.get("ipywidgets")  # a widget manager that connected later (a
+        if widgets is not None and getattr(widgets.Widget, "_control_comm", None) is not None:
+            self._see()  # page reloaded) opened ipywidgets' control comm
+        left = PROBE_TIMEOUT - (time.monotonic() - self.started)
+        if not self.seen.is_set() and left > 0:
+            try:
+                await asyncio.wait_for(self.seen.wait(), left)
+            except asyncio.TimeoutError:
+                pass
+        return self.seen.is_set()
+
+
+def _loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+        return True
+    except RuntimeError:
+        return False
+
+
+_presence: _Presence | None = None
+
+
+def start_probe() -> None:
+    """``%load_ext``: open the probe now, so its answer has come by the first decision."""
+    global _presence
+    if in_kernel() and _loop():
+        if _presence is None:
+            _presence = _Presence()
+        _presence.start()
+
+
+def setting(name: str) -> tuple[str, str] | None:
+    """``(value, where)`` of an unattended setting: ``%config``, papermill, environment."""
+    from IPython import get_ipython
+
+    ip = get_ipython()
+    magics = ip.magics_manager.registry.get("ClaudeMagics") if ip is not None else None
+    value = getattr(magics, name, "") if magics is not None else ""
+    if value:
+        return str(value), f"%config ClaudeMagics.{name}"
+    param = (ip.user_ns.get(f"plan_widgets_{name}") if ip is not None else None)
+    if param not in (None, ""):
+        return str(param), f"the papermill parameter plan_widgets_{name}"
+    env = os.environ.get(f"PLAN_WIDGETS_{name.upper()}", "")
+    return (env, f"PLAN_WIDGETS_{name.upper()}") if env else None
+
+
+def forced() -> bool | None:
+    """The override: True someone can click, False no one, None detect."""
+    got = setting("unattended")
+    if got is None or got[0].strip().lower() in ("", "auto"):
+        return None
+    value, where = got[0].strip().lower(), got[1]
+    if value in _YES:
+        return False
+    if value in _NO:
+        return True
+    raise UnattendedError(f"{where} = {got[0]!r}: write auto, yes or no")
+
+
+def someone_at_terminal() -> bool:
+    """Terminal IPython: whether a person can answer the prompt (stdin is a terminal, or
+    the setting says so)."""
+    override = forced()
+    if override is not None:
+        return override
+    return bool(getattr(sys.stdin, "isatty", lambda: False)())
+
+
+async def someone_can_click() -> bool:
+    """Whether a person can answer a card or a prompt in this run."""
+    if not in_kernel():
+        return someone_at_terminal()
+    override = forced()
+    if override is not None:
+        return override
+    start_probe()
+    return _presence is not None and await _presence.frontend()
+
+
+def rules() -> Rules:
+    """The rules in force (none set: no rules); a malformed one raises :class:`RuleError`."""
+    from ..agent.rules import Rules
+
+    got = setting("rules")
+    return Rules.parse(got[0], got[1]) if got is not None else Rules()
+
+
+def check_settings() -> None:
+    """At load and before each cell: a malformed setting fails the cell, in one line."""
+    forced()
+    if setting("rules") is None:
+        return  # (%load_ext stays cheap: the rules' parser loads with the first rule)
+    from ..agent.rules import RuleError
+
+    try:
+        rules()
+    except RuleError as e:
+        raise UnattendedError(str(e)) from None
+
+
+_decider: Any = None
+"""The decider registered for every session (``decide_with(fn)`` with no session)."""
+
+
+def attach(session: Any) -> None:
+    """Give ``session``'s referee this kernel's presence, rules and default decider."""
+    referee = session.gate.host.referee
+    referee.presence = someone_can_click
+    referee.rules = rules
+    if _decider is not None and referee.decider is None:
+        referee.decider = _decider
+
+
+def raise_failures(session: Any) -> None:
+    """Raise the decisions no rule could make (one error naming each), if any."""
+    failures = session.gate.host.referee.take_failures()
+    if failures:
+        raise UnattendedError("\n".join(failures))
+
+
+def decide_with(fn: Any, session: Any = None) -> None:
+    """Register ``fn(decision)`` as a decider: called first for every decision, attended or
+    not, it decides by calling the decision's methods (``approve``, ``answer``, ``allow``...)
+    or leaves it open. ``session``: that session only; default: every session of this kernel
+    (also those started later). ``None`` removes it."""
+    global _decider
+    if session is not None:
+        session.gate.host.referee.decider = fn
+        return
+    _decider = fn
+    from .registry import sessions
+
+    live: list[Any] = list(sessions().values())
+    for s in live:
+        s.gate.host.referee.decider = fn
