@@ -52,6 +52,7 @@ class Kernel:
         self.kc.start_channels()
         self.kc.wait_for_ready(timeout=60)
         self.messages: list[dict[str, Any]] = []
+        self.subshell_id: str | None = None  # where widget messages go (see comms_over_subshell)
         self.widgets: dict[str, dict[str, Any]] = {}
         self.widget_order: list[str] = []
         self._lock = threading.Condition()
@@ -170,9 +171,29 @@ class Kernel:
         )
         return ids[index]
 
+    def comms_over_subshell(self) -> str:
+        """From now on send widget messages over a kernel subshell, as JupyterLab 4.6 and
+        Notebook 7.6 do by default (their setting "Kernel Comms over subshells",
+        ``perCommTarget``: one subshell, made with ``create_subshell_request`` on the control
+        channel, named in each message's header as ``subshell_id``). ipykernel 7.4 then runs
+        the widgets' handlers on that subshell's thread. Returns the subshell's id."""
+        msg = self.kc.session.msg("create_subshell_request", {})
+        self.kc.control_channel.send(msg)
+        deadline = time.monotonic() + 30
+        while True:
+            reply = self.kc.control_channel.get_msg(timeout=max(0.1, deadline - time.monotonic()))
+            if reply["parent_header"].get("msg_id") == msg["header"]["msg_id"]:
+                break
+        assert reply["content"]["status"] == "ok", reply["content"]
+        self.subshell_id = str(reply["content"]["subshell_id"])
+        return self.subshell_id
+
     def send_comm(self, comm_id: str, data: dict[str, Any]) -> None:
-        """Send a comm_msg to the kernel, as the frontend does."""
+        """Send a comm_msg to the kernel, as the frontend does (over the subshell, once
+        :meth:`comms_over_subshell` made one)."""
         msg = self.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": data})
+        if self.subshell_id is not None:
+            msg["header"]["subshell_id"] = self.subshell_id
         self.kc.shell_channel.send(msg)
 
     def click(self, comm_id: str) -> None:

@@ -22,7 +22,7 @@ import ipywidgets as w
 from ..agent.tasks import spawn
 from ..render.agents import agent_state
 from ..render.markdown import escape, html_block, summarize
-from .shared import close_tree, look, shared
+from .shared import close_tree, look, on_click, shared
 
 ENDED_SHOWN = 5
 """Ended agents the list keeps (the newest), with their summaries."""
@@ -56,7 +56,7 @@ class AgentsPanel:
         self.bar = bar
         self.button = w.Button(description="agents 0", icon="users", **look("auto", "button"),
                                 tooltip="The session's subagents (click for the list)")
-        self.button.on_click(lambda _b: self.toggle())
+        on_click(self.button, lambda _b: self.toggle())
         self.list: w.VBox | None = None
         self.note: w.HTML | None = None
         self.rows: dict[str, tuple[w.Box, w.HTML, w.Button | None]] = {}
@@ -135,7 +135,7 @@ class AgentsPanel:
             if rec.running:
                 stop = w.Button(description="Stop", icon="stop", **look("auto", "button"),
                                 tooltip="Stop this agent (the CLI's stop_task)")
-                stop.on_click(lambda _b, i=rec.id: self.stop(i))
+                on_click(stop, lambda _b, i=rec.id: self.stop(i))
             row = w.HBox([x for x in (info, stop) if x is not None], layout=shared("bar"))
             entry = self.rows[rec.id] = (row, info, stop)
         row, info, stop = entry

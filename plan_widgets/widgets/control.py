@@ -17,7 +17,16 @@ from ..agent.tasks import spawn
 from ..render.markdown import escape, html_block
 from .agents import bar_agents
 from .rewind import bar_rewind
-from .shared import close_tree, look, shared, update_display, warm, widget_bundle
+from .shared import (
+    close_tree,
+    look,
+    on_change,
+    on_click,
+    shared,
+    update_display,
+    warm,
+    widget_bundle,
+)
 
 if TYPE_CHECKING:
     from ..agent.session import Session
@@ -90,8 +99,8 @@ class ControlBar(w.HBox):
         self._ran_under: tuple[str | None, str | None] | None = None
         self._said: tuple[str | None, str | None] = (None, None)  # what its fallback says
         self.closed = False
-        self.toggle.observe(self._on_toggle, "value")
-        self.interrupt_button.on_click(self._on_interrupt)
+        on_change(self.toggle, self._on_toggle, "value")
+        on_click(self.interrupt_button, self._on_interrupt)
         session.subscribe(lambda s: self.refresh())
         self.refresh()
 

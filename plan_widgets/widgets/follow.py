@@ -14,6 +14,13 @@ an ``Output`` with the static rendering for each view that is static already. On
 static the display becomes their static Markdown, one after the other, and the container and
 its ``Output``s close: nothing is left that needs a widget manager (a saved notebook shows it
 all), and no widget model is left open.
+
+One rule of the page (measured in JupyterLab 4.6 and Notebook 7.6, issue 31): when a display
+that shows widget A is updated in place to show widget B, the frontend renders B in the same
+output renderer, which still listens to A's view; closing A then hides the renderer, so the
+whole cell showed only its control bar. A stack that takes over the display of a live turn
+(start fresh, a card while the turn runs) therefore keeps that turn's widgets open, static or
+not, until the display has left widgets (its static Markdown), and closes them then.
 """
 
 from __future__ import annotations
@@ -59,6 +66,9 @@ class CellStack:
         self.members: list[WidgetTurnView] = [root]
         self.box: w.VBox | None = None
         self._copies: dict[int, w.Output] = {}  # a static member's rendering, while live
+        # the display showed the live root itself: this stack closes it (see the module's doc)
+        self._took_over = self.handle is not None and not root.static
+        self._held = False  # the root went static and waits here to be closed
         root._stack = self
         if self.handle is not None:
             root._handle = _Member(self)
@@ -80,6 +90,14 @@ class CellStack:
         view.children = (w.HTML(html_block(head, "pw-html"), **look("layout", "html")),)
         self.members.append(view)
         self.render()
+
+    def holds_open(self, view: WidgetTurnView) -> bool:
+        """Whether ``view``, gone static, must stay open for now: it is the root whose display
+        this stack took over, and the display still shows widgets. The stack closes it once
+        the display is static (:meth:`render`)."""
+        if view is self.root and self._took_over and self.box is not None:
+            self._held = True
+        return view is self.root and self._held
 
     # -- the display -------------------------------------------------------------------------
     def static_bundle(self) -> dict[str, Any]:
@@ -104,9 +122,11 @@ class CellStack:
         if self.handle is not None:
             update_display(self.handle, bundle, "cell")
         if self.box is not None and all(m.static for m in self.members):
-            close_tree([self.box], keep=[m for m in self.members if not m.static])
+            held = [self.root] if self._held else []
+            close_tree([self.box, *held], keep=[m for m in self.members if not m.static])
             self.box = None
             self._copies.clear()
+            self._took_over = self._held = False
 
     def _copy(self, view: WidgetTurnView) -> w.Output:
         out = self._copies.get(id(view))

@@ -21,7 +21,7 @@ from ..agent.gate import is_plan_file
 from ..agent.rewind import NOT_TRACKED, RewindPlan
 from ..agent.tasks import spawn
 from ..render.markdown import CARD_TITLE_STYLE, SMALL_STYLE, escape, html_block, summarize
-from .shared import close_tree, look, shared
+from .shared import close_tree, look, on_click, shared
 
 log = logging.getLogger("plan_widgets")
 
@@ -96,7 +96,7 @@ class RewindPanel:
         self.button = w.Button(
             description=f"Rewind files (turn {turn})", icon="undo", **look("auto", "button"),
             tooltip=f"Put back {what} as before turn {turn} (lists them first)")
-        self.button.on_click(lambda _b: self.ask())
+        on_click(self.button, lambda _b: self.ask())
         self.list: w.HTML | None = None
         self.card: w.Box | None = None  # the list and the buttons, framed like a card
         self.confirm_button: w.Button | None = None
@@ -140,9 +140,9 @@ class RewindPanel:
         if self.confirm_button is None:
             self.confirm_button = w.Button(description="Rewind these files", icon="undo",
                                            button_style="danger", **look("auto", "button"))
-            self.confirm_button.on_click(lambda _b: self.confirm())
+            on_click(self.confirm_button, lambda _b: self.confirm())
             self.cancel_button = w.Button(description="Cancel", **look("auto", "button"))
-            self.cancel_button.on_click(lambda _b: self.cancel())
+            on_click(self.cancel_button, lambda _b: self.cancel())
         self.confirm_button.disabled = False
         assert self.cancel_button is not None
         self.cancel_button.disabled = False

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
+import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -60,6 +61,54 @@ def shown_here(bundle: dict[str, Any]) -> Any:
     if handle is not None:
         handle._pw_context = contextvars.copy_context()
     return handle
+
+
+def on_click(button: w.Button, fn: Callable[..., Any]) -> None:
+    """``button.on_click(fn)``, with ``fn`` run on the kernel's loop (see :func:`handed`)."""
+    button.on_click(handed(fn))
+
+
+def on_change(widget: w.Widget, fn: Callable[[dict[str, Any]], Any],
+              names: str = "value") -> None:
+    """``widget.observe(fn, names)``, with ``fn`` run on the kernel's loop (see :func:`handed`)."""
+    widget.observe(handed(fn), names)
+
+
+def handed(fn: Callable[..., Any]) -> Callable[..., None]:
+    """``fn`` as a widget callback that always runs on the loop it was registered on (the
+    kernel's own loop, where every session, decision and view lives): the ONE handoff every
+    click and change of this package goes through (``on_click``, ``on_change``;
+    tests/test_layers.py fails on a callback registered another way).
+
+    Why (measured, docs/cli.md#kernel): JupyterLab 4.6 and Notebook 7.6 send widget messages
+    over a kernel subshell by default, and ipykernel 7.4 then runs the handler on that
+    subshell's thread, under the subshell's own event loop. A decision resolved there set its
+    future from the wrong thread; nothing woke the kernel's loop, and the turn stalled until
+    another cell ran. So a callback coming on another thread is handed over with
+    ``call_soon_threadsafe`` and the subshell returns at once; on the loop's own thread (no
+    subshell, or a frontend that does not use them) it runs at once, as before. Widgets built
+    with no loop running (by hand, in tests) run their callbacks where they come."""
+    try:
+        home: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        owner: int | None = threading.get_ident()
+    except RuntimeError:
+        home = owner = None
+
+    def callback(*args: Any) -> None:
+        if home is None or threading.get_ident() == owner:
+            fn(*args)
+        elif home.is_closed():
+            log.debug("a widget callback came after the kernel's loop closed: dropped")
+        else:
+            home.call_soon_threadsafe(_run_logged, fn, args)
+    return callback
+
+
+def _run_logged(fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+    try:
+        fn(*args)
+    except Exception:  # as ipywidgets does for a click: say it, keep the kernel going
+        log.exception("a widget callback failed")
 
 
 def update_display(handle: Any, bundle: dict[str, Any], what: str) -> None:

@@ -340,7 +340,8 @@ class WidgetTurnView(w.VBox):
         self._update_static()
         for card in self.cards:
             card.closed_with_turn()
-        close_tree([self])
+        if self._stack is None or not self._stack.holds_open(self):  # (follow.py's doc)
+            close_tree([self])
 
     def _update_static(self) -> None:
         if self._handle is None:

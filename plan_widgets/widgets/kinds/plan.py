@@ -22,7 +22,7 @@ from ...agent.decisions import PlanDecision
 from ...render import prompts
 from ...render.diff import unified_diff
 from ..markdown import html_output
-from ..shared import look, shared, typed_area
+from ..shared import look, on_change, on_click, shared, typed_area
 from .frame import Card, Kind, Terminal, markdown_card, static_card
 from .plan_comments import CommentBox
 from .plan_edit import PlanEditor, plan_head, plan_markdown
@@ -44,24 +44,24 @@ class PlanCard(Card):
         self.approve_button = w.Button(description="Approve", button_style="success",
                                        icon="check", tooltip=into(self.target.value),
                                        **look("auto", "button"))
-        self.target.observe(lambda ch: setattr(self.approve_button, "tooltip", into(ch["new"])),
-                            "value")
+        on_change(self.target,
+                  lambda ch: setattr(self.approve_button, "tooltip", into(ch["new"])))
         self.approve_edits_button: w.Button | None = None
         if decision.resting_mode != "acceptEdits":
             self.approve_edits_button = w.Button(
                 description="Approve, auto-accept edits", button_style="info",
                 icon="check-double", **look("auto", "button"))
-            self.approve_edits_button.on_click(lambda _b: self.editor.approve("acceptEdits"))
+            on_click(self.approve_edits_button, lambda _b: self.editor.approve("acceptEdits"))
         self.fresh_button = w.Button(  # agent/handoff: the plan opens a new conversation
             description="Approve, start fresh", button_style="success", icon="refresh",
             tooltip="Run the plan in a new conversation (the planning context is dropped)",
             **look("auto", "button"))
-        self.fresh_button.on_click(lambda _b: self.editor.approve(self.target.value, fresh=True))
+        on_click(self.fresh_button, lambda _b: self.editor.approve(self.target.value, fresh=True))
         self.keep_button = w.Button(description="Keep planning", button_style="warning",
                                     icon="pencil", **look("auto", "button"))
-        self.approve_button.on_click(lambda _b: self.editor.approve(self.target.value))
-        self.keep_button.on_click(  # a comment typed and not yet added goes too, or nothing
-            lambda _b: self.comments.flush() and self.editor.keep(self.feedback.value))
+        on_click(self.approve_button, lambda _b: self.editor.approve(self.target.value))
+        on_click(self.keep_button,  # a comment typed and not yet added goes too, or nothing
+                 lambda _b: self.comments.flush() and self.editor.keep(self.feedback.value))
         buttons = [self.approve_button, self.target, self.approve_edits_button,
                    self.fresh_button, self.keep_button]
         super().__init__(decision, [head, *self.editor.controls, *self.comments.controls,

@@ -18,7 +18,7 @@ import ipywidgets as w
 from ...agent.comments import CommentError, PlanComment, plan_lines
 from ...agent.decisions import PlanDecision
 from ...render.markdown import SMALL_STYLE, escape
-from ..shared import look, typed_area
+from ..shared import look, on_click, typed_area
 
 _NOTE_STYLE = ("display:block;white-space:normal;word-break:normal;overflow-wrap:break-word;"
                "margin:2px 0 6px 2.2em;padding:3px 8px;"
@@ -86,7 +86,7 @@ class CommentBox:
                                     tooltip="Attach a comment to a line or a section of the "
                                     "plan; Keep planning sends it with the line",
                                     **look("auto", "button"))
-        self.open_button.on_click(lambda _b: self.open())
+        on_click(self.open_button, lambda _b: self.open())
         self.controls: list[w.Widget] = [self.open_button]
         self.picker: w.Dropdown | None = None
         self.note: w.Textarea | None = None
@@ -103,7 +103,7 @@ class CommentBox:
                                rows=2, _dom_classes=("pw-comment-text",))
         self.add_button = w.Button(description="Add comment", icon="plus",
                                    button_style="primary", **look("auto", "button"))
-        self.add_button.on_click(lambda _b: self.add())
+        on_click(self.add_button, lambda _b: self.add())
         kids = list(self.card.children)
         at = kids.index(self.open_button) + 1
         self.card.children = (*kids[:at], self.picker, self.note, self.add_button, *kids[at:])

@@ -26,7 +26,7 @@ from ...render.decision import title_html, wrapping
 from ...render.diff import diff_html, diff_markdown
 from ...render.markdown import SMALL_STYLE, escape, render_html
 from ..markdown import set_html
-from ..shared import look, typed_area
+from ..shared import look, on_change, on_click, typed_area
 from .plan_comments import comments_html, comments_markdown, revision_notes
 
 PLAN_TITLE = "Plan proposed: review before anything is edited"
@@ -105,14 +105,14 @@ class PlanEditor:
         self.edit_button = w.Button(description="Edit", icon="edit",
                                     tooltip="Edit the plan's Markdown before approving it",
                                     **look("auto", "button"))
-        self.edit_button.on_click(lambda _b: self.open_editor())
+        on_click(self.edit_button, lambda _b: self.open_editor())
         self.changes_button: w.ToggleButton | None = None
         if decision.previous_plan is not None:
             self.changes_button = w.ToggleButton(
                 value=True, description="Changes", icon="exchange",
                 tooltip="The changes from the previous plan, or the full plan",
                 **look("auto", "toggle"))
-            self.changes_button.observe(self._on_changes, "value")
+            on_change(self.changes_button, self._on_changes, "value")
         self.controls: list[w.Widget] = [b for b in (self.changes_button, self.edit_button) if b]
         self.text: w.Textarea | None = None
         self.preview_button: w.ToggleButton | None = None
@@ -154,11 +154,11 @@ class PlanEditor:
             self.preview_button = w.ToggleButton(description="Preview", icon="eye",
                                                  tooltip="Show your edit rendered",
                                                  **look("auto", "toggle"))
-            self.preview_button.observe(self._on_preview, "value")
+            on_change(self.preview_button, self._on_preview, "value")
             self.discard_button = w.Button(description="Discard edit", icon="undo",
                                            tooltip="Back to the plan as proposed",
                                            **look("auto", "button"))
-            self.discard_button.on_click(lambda _b: self.discard())
+            on_click(self.discard_button, lambda _b: self.discard())
         else:
             self.text.value = self.d.plan
         self._show("edit")

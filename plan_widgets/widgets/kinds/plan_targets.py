@@ -13,7 +13,7 @@ import ipywidgets as w
 
 from ...agent.decisions import PlanDecision
 from ...agent.mode_names import approval_targets, mode_title, mode_tooltip
-from ..shared import look
+from ..shared import look, on_change
 
 
 def target_picker(d: PlanDecision) -> w.Dropdown:
@@ -26,7 +26,7 @@ def target_picker(d: PlanDecision) -> w.Dropdown:
                         tooltip="Where Approve leads (the CLI's words)",
                         **look("auto", "radio"))
     picker.tooltip = mode_tooltip(value)
-    picker.observe(lambda ch: setattr(picker, "tooltip", mode_tooltip(ch["new"])), "value")
+    on_change(picker, lambda ch: setattr(picker, "tooltip", mode_tooltip(ch["new"])), "value")
     return picker
 
 

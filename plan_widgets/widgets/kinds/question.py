@@ -15,7 +15,7 @@ from ...agent.decisions import QuestionDecision
 from ...render import prompts
 from ...render.decision import title_html, wrapping
 from ...render.markdown import escape, html_block, inline_no_math
-from ..shared import look, typed_line
+from ..shared import look, on_click, typed_line
 from .frame import Card, Kind, Terminal, lines_html, markdown_card, static_card
 
 QUESTION_TITLE = "The agent asks"
@@ -84,7 +84,7 @@ class QuestionCard(Card):
             self._pickers.append((q, picker, other, notes))
         self.submit_button = w.Button(description="Submit", button_style="primary", icon="reply",
                                       **look("auto", "button"))
-        self.submit_button.on_click(lambda _b: self._submit())
+        on_click(self.submit_button, lambda _b: self._submit())
         super().__init__(decision, [*controls, self.submit_button])
 
     def _submit(self) -> None:

@@ -20,7 +20,7 @@ from ...render import prompts
 from ...render.decision import suggestion_text, title_html, wrapping
 from ...render.markdown import SMALL_STYLE, escape, summarize
 from ..markdown import html_output
-from ..shared import look, shared, typed_line
+from ..shared import look, on_click, shared, typed_line
 from .frame import Card, Kind, Terminal, markdown_card, static_card
 
 Preview = Callable[[str, dict[str, Any]], str]
@@ -79,18 +79,18 @@ class ToolCard(Card):
         top = html_output(head(decision, shown), layout=shared("full"))
         self.allow_button = w.Button(description="Allow", button_style="success", icon="check",
                                      **look("auto", "button"))
-        self.allow_button.on_click(lambda _b: decision.allow(by="user"))
+        on_click(self.allow_button, lambda _b: decision.allow(by="user"))
         self.always_button: w.Button | None = None
         if decision.suggestions:
             always = "; ".join(suggestion_text(x) for x in decision.suggestions)
             self.always_button = w.Button(description="Always allow", button_style="info",
                                           icon="check-double", tooltip=f"Also: {always}"[:300],
                                           **look("auto", "button"))
-            self.always_button.on_click(lambda _b: decision.allow(always=True, by="user"))
+            on_click(self.always_button, lambda _b: decision.allow(always=True, by="user"))
         self.deny_button = w.Button(description="Deny", button_style="danger", icon="times",
                                     **look("auto", "button"))
         self.reason = typed_line(placeholder="Reason (optional)")
-        self.deny_button.on_click(lambda _b: decision.deny(self.reason.value, by="user"))
+        on_click(self.deny_button, lambda _b: decision.deny(self.reason.value, by="user"))
         buttons = [self.allow_button, self.always_button, self.deny_button]
         super().__init__(decision, [top, *[b for b in buttons if b], self.reason])
 

@@ -1,0 +1,228 @@
+"""Issue 31 in JupyterLab 4 and Notebook 7 with their default settings (so widget messages go
+over a kernel subshell), by mouse, with no cell run between a click and what it must bring:
+
+- a new user's default path: ``%%claude --plan`` in the default mode, Approve with the picker
+  untouched, the approved Write's card, Allow, the file written;
+- approving into a mode that asks (the picker changed from Accept edits to Manual): the Write's
+  card comes (it stalled until another cell ran: point 1);
+- Approve, start fresh into Manual: the cell keeps showing the planning turn and the new
+  conversation's card (the whole output hid: point 2).
+
+One server per UI for the module (``served``); each test opens its own notebook. Screenshots:
+``test-artifacts/screenshots/<ui>-approve-<what>.png``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import shutil
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jupyter_ui import (
+    CELL_TIMEOUT,
+    CLOSING,
+    OPENING,
+    SHOTS,
+    UI_TIMEOUT,
+    UIS,
+    Server,
+    assert_no_errors,
+    browser,
+    code_notebook,
+    jupyter_server,
+    open_notebook,
+    require_browser,
+    run_cell,
+)
+
+pytestmark = [pytest.mark.e2e, pytest.mark.browser]
+
+SCRIPT = Path(__file__).parent / "scripts" / "browser_approve.yaml"
+WIDTH, HEIGHT = 1280, 1400
+READING = 2000
+"""A person's pause (ms) before a click: the kernel's loop falls asleep meanwhile, as it does
+when a person reads a plan; a click right after the cell ran found it still awake, and a click
+handled on the wrong thread went through (issue 31, point 1)."""
+
+
+@dataclass
+class Served:
+    ui: str
+    server: Server
+    root: Path
+    context: Any
+
+
+@pytest.fixture(scope="module", params=UIS)
+def served(request: pytest.FixtureRequest,
+           tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """One JupyterLab (or Notebook 7) and one Chromium for the module's tests."""
+    require_browser()
+    from playwright.sync_api import sync_playwright
+
+    ui = str(request.param)
+    tmp = tmp_path_factory.mktemp(f"approve-{ui}")
+    root = tmp / "root"
+    root.mkdir()
+    shutil.copy(SCRIPT, root / SCRIPT.name)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with jupyter_server(tmp, root, ui) as server, sync_playwright() as pw:
+        context = browser(pw, tmp / "chromium-profile", WIDTH, HEIGHT)
+        try:
+            yield Served(ui, server, root, context)
+        finally:
+            context.close()
+
+
+@contextlib.contextmanager
+def notebook(served: Served, name: str, cells: list[tuple[str, str]]) -> Iterator[Any]:
+    """Open a new notebook ``name`` of ``cells`` (working folder ``name``'s own); yields
+    ``(page, cells locator, the page's console errors)``; a failure leaves a full-page
+    screenshot."""
+    from playwright.sync_api import expect
+
+    (served.root / f"{name}.ipynb").write_text(
+        __import__("json").dumps(code_notebook(cells)), encoding="utf-8")
+    page = served.context.new_page()
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    try:
+        page.set_default_timeout(UI_TIMEOUT * 1000)
+        expect.set_options(timeout=UI_TIMEOUT * 1000)
+        yield page, open_notebook(page, served.server, f"{name}.ipynb", len(cells)), errors
+    except BaseException:
+        with contextlib.suppress(Exception):
+            page.screenshot(path=str(SHOTS / f"{served.ui}-approve-{name}-failure.png"),
+                            full_page=True)
+            (SHOTS / f"{served.ui}-approve-{name}-console.txt").write_text("\n".join(errors))
+        raise
+    finally:
+        page.close()
+
+
+def button(where: Any, label: str) -> Any:
+    return where.locator("button.jupyter-button.widget-button:not([disabled])",
+                         has_text=re.compile(rf"^\s*{re.escape(label)}\s*$"))
+
+
+def gone(errors: list[str]) -> list[str]:
+    """The console errors of a widget view disposed after its output renderer had shown
+    another widget (the renderer then hides the whole output: issue 31, point 2)."""
+    return [e for e in errors if "removeChild" in e]
+
+
+def written(path: Path) -> bool:
+    """Whether ``path`` appears within a cell's time (polled, bounded; no cell runs)."""
+    deadline = time.monotonic() + CELL_TIMEOUT
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return path.exists()
+
+
+def shot(served: Served, where: Any, what: str) -> None:
+    where.scroll_into_view_if_needed()
+    where.screenshot(path=str(SHOTS / f"{served.ui}-approve-{what}.png"))
+
+
+def work(name: str) -> tuple[str, str]:
+    """The opening cell, with a working folder of the notebook's own."""
+    return ("code", OPENING[1].replace("Path('work')", f"Path('{name}')"))
+
+
+def test_approve_into_a_mode_that_asks_then_the_default_path(served: Served) -> None:
+    from playwright.sync_api import expect
+
+    cells = [work("manual"),
+             ("code", "%%claude --session asks --scripted browser_approve.yaml --plan "
+                      "--mode acceptEdits --cwd $work\nPlan a greeting"),
+             ("code", "%%claude --scripted browser_approve.yaml --plan --cwd $work/newcomer\n"
+                      "Plan a greeting"),
+             ("code", "for name in ('asks', 'default'):\n"
+                      "    await plan_widgets.get(name).close()\n"
+                      "print('closed')")]
+    folder = served.root / "manual"
+    (folder / "newcomer").mkdir(parents=True)
+    with notebook(served, "manual", cells) as (page, nb, errors):
+        run_cell(page, nb, 0)
+        # approve into a mode that asks: a session resting in Accept edits, the picker on
+        # Manual; the first turn of its session, as the issue found it
+        run_cell(page, nb, 1)
+        cell = nb.nth(1)
+        plan = cell.locator(".pw-card-plan").first
+        plan.locator("select").select_option(label="Yes, manually approve edits")
+        expect(button(plan, "Approve")).to_have_attribute("title", re.compile("into Manual"))
+        page.wait_for_timeout(READING)
+        button(plan, "Approve").click()
+        card = cell.locator(".pw-card-tool", has_text="Write")
+        expect(button(card, "Allow")).to_be_visible(timeout=CELL_TIMEOUT * 1000)
+        bar = cell.locator(".pw-control-bar")
+        expect(bar).to_contain_text("mode Manual")
+        expect(bar).to_contain_text("waiting for you")
+        shot(served, cell, "manual-write-card")
+        button(card, "Allow").click()
+        assert written(folder / "hello.py"), "the Write approved into Manual did not run"
+        expect(cell.locator(".pw-turn.pw-static")).to_contain_text(
+            "Done: the file is written.", timeout=CELL_TIMEOUT * 1000)
+        expect(bar).to_contain_text("idle")
+
+        # a new user's default path: the default mode (Manual), Approve with the picker as
+        # it came, the Write's card, Allow
+        run_cell(page, nb, 2)
+        cell = nb.nth(2)
+        plan = cell.locator(".pw-card-plan").first
+        expect(plan.locator("select option:checked")).to_have_text("Yes, manually approve edits")
+        page.wait_for_timeout(READING)
+        button(plan, "Approve").click()
+        card = cell.locator(".pw-card-tool", has_text="Write")
+        expect(button(card, "Allow")).to_be_visible(timeout=CELL_TIMEOUT * 1000)
+        shot(served, cell, "default-write-card")
+        button(card, "Allow").click()
+        assert written(folder / "newcomer" / "hello.py"), "the approved Write did not run"
+        turn = cell.locator(".pw-turn.pw-static")
+        expect(turn).to_contain_text("Done: the file is written.", timeout=CELL_TIMEOUT * 1000)
+        expect(cell.locator(".pw-control-bar")).to_contain_text("idle")
+        shot(served, cell, "default-done")
+        run_cell(page, nb, 3)
+        expect(nb.nth(3).locator(".jp-OutputArea-output")).to_contain_text("closed")
+        assert_no_errors(page)
+        assert not gone(errors)
+
+
+def test_approve_start_fresh_into_manual_keeps_the_cell_shown(served: Served) -> None:
+    from playwright.sync_api import expect
+
+    cells = [work("fresh"),
+             ("code", "%%claude --scripted browser_approve.yaml --plan --cwd $work\n"
+                      "Plan a greeting"),
+             CLOSING]
+    folder = served.root / "fresh"
+    with notebook(served, "fresh", cells) as (page, nb, errors):
+        run_cell(page, nb, 0)
+        run_cell(page, nb, 1)
+        cell = nb.nth(1)
+        plan = cell.locator(".pw-card-plan").first
+        page.wait_for_timeout(READING)
+        button(plan, "Approve, start fresh").click()
+        # the new conversation's Write asks, in this cell, with the planning turn above it
+        card = cell.locator(".pw-card-tool", has_text="Write")
+        expect(button(card, "Allow")).to_be_visible(timeout=CELL_TIMEOUT * 1000)
+        expect(cell.locator(".pw-turn", has_text="Plan a greeting").first).to_be_visible()
+        expect(cell).to_contain_text("Start fresh: the approved plan")
+        shot(served, cell, "fresh-write-card")
+        button(card, "Allow").click()
+        assert written(folder / "fresh.py"), "the fresh conversation's Write did not run"
+        expect(cell.locator(".pw-turn.pw-static", has_text="Done: the file is written.")
+               ).to_be_visible(timeout=CELL_TIMEOUT * 1000)
+        expect(cell.locator(".pw-turn.pw-static", has_text="Plan a greeting").first
+               ).to_be_visible()
+        shot(served, cell, "fresh-done")
+        run_cell(page, nb, 2)
+        expect(nb.nth(2).locator(".jp-OutputArea-output")).to_contain_text("closed")
+        assert_no_errors(page)
+        assert not gone(errors)
