@@ -8,11 +8,12 @@ gives others.
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any
 
 from ..model.errors import OptionError
 from ..model.options import real_path
-from . import prestart, registry
+from . import merge, prestart, registry
 from .resume_log import options_to_resume
 
 if TYPE_CHECKING:
@@ -24,16 +25,24 @@ def session(name: str = "default", **options: Any) -> Session:
 
     Options are those of :class:`plan_widgets.SessionOptions` (model, plan_model, mode, cwd,
     scripted, approval_timeout, log_dir, resume, plan, env, idle_timeout, max_budget_usd,
-    denied_tools; the administrator's policy applies over them); they apply when the session
-    starts (change a live one with ``await s.set_mode(...)``, ``await s.set_model(...)``, or a
+    denied_tools), and the SDK's agent options by its names (``effort="high"``,
+    ``add_dirs=[...]``, ...) or as ``options=ClaudeAgentOptions(...)`` (docs/options.md);
+    the administrator's policy applies over them (``ipython/merge.py``); they apply when the
+    session starts
+    (change a live one with ``await s.set_mode(...)``, ``await s.set_model(...)``, or a
     ``%%claude`` cell's options). A live session keeps running;
     ``resume`` of another conversation under a live session's name is refused (close it
     first), and so is a conversation that already runs here under another name.
     """
-    given = {k: v for k, v in options.items() if v is not None}
+    given = merge.from_python(options)
     if given.get("resume"):
         given = options_to_resume(given)
-    return registry.start(name, given)
+    before = registry.get(name)
+    s = registry.start(name, given)
+    if s is not before:  # a new session: what it set aside, in one line each
+        for line in s.options.set_aside:
+            print(f"plan_widgets: {line}", file=sys.stderr)
+    return s
 
 
 async def obtain(name: str, wanted: dict[str, Any], defaults: dict[str, Any], *,
@@ -74,10 +83,8 @@ async def obtain(name: str, wanted: dict[str, Any], defaults: dict[str, Any], *,
             if s.connected else
             f"The previous session {name!r} ended ({s.dead}). Starting a new one."
         )
-    merged = {k: v for k, v in defaults.items() if v is not None}
-    merged.update({k: v for k, v in base.items() if v is not None})
-    merged.update({k: v for k, v in wanted.items() if v is not None})
-    opts = registry.checked_options(name, merged)  # bad input first, in one line
+    opts = merge.checked(name, merge.merged(defaults, base, wanted))  # bad input first
+    notes += list(opts.set_aside)
     if replace and s is not None:
         await s.close()
     taken = {k for k, v in defaults.items() if v is not None and wanted.get(k) is None
@@ -91,7 +98,7 @@ def _started_with(s: Session) -> dict[str, Any]:
     return {"model": o.model, "plan_model": o.plan_model, "mode": o.mode, "cwd": o.cwd,
             "scripted": o.scripted, "approval_timeout": o.approval_timeout,
             "log_dir": o.log_dir, "env": dict(o.env) or None, "cli_path": o.cli_path,
-            "kernel_tools": o.kernel_tools}
+            "kernel_tools": o.kernel_tools, "agent": dict(o.agent) or None}
 
 
 async def _adjust(s: Session, wanted: dict[str, Any]) -> None:
@@ -106,6 +113,11 @@ async def _adjust(s: Session, wanted: dict[str, Any]) -> None:
     if wanted.get("kernel_tools") is False and o.kernel_tools:
         raise OptionError(f"session {s.name!r} runs with the kernel tools; use --new to start "
                           "one without them")
+    changed = {k: v for k, v in (wanted.get("agent") or {}).items() if o.agent.get(k) != v}
+    if changed:
+        k = next(iter(changed))
+        raise OptionError(f"session {s.name!r} runs with {k}={o.agent.get(k)!r}; agent options "
+                          "apply when a session starts: add --new (a new conversation)")
     mode = wanted.get("mode")
     if mode and mode not in RESTING_MODES:
         raise OptionError(f"unknown mode {mode!r}: choose one of {', '.join(RESTING_MODES)}")

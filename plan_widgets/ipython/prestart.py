@@ -32,9 +32,6 @@ if TYPE_CHECKING:
     from ..agent.session import Session
 
 log = logging.getLogger("plan_widgets")
-SETTINGS = ("model", "plan_model", "mode", "approval_timeout", "log_dir", "scripted",
-            "cli_path", "kernel_tools", "idle_timeout")
-"""The ``ClaudeMagics`` settings a cell with no options starts a session with."""
 DELAY = 0.05
 """Seconds after ``%load_ext`` before the pre-start begins: the cell that loads the extension
 ends first."""
@@ -59,8 +56,9 @@ def schedule(magics: Any) -> None:
 async def _prestart(magics: Any) -> None:
     from ..agent.credentials import has_credentials
     from . import registry
+    from .merge import configured
 
-    settings = {k: getattr(magics, k, None) for k in SETTINGS}
+    settings = configured(magics)
     if _live(registry.get("default")):
         return
     if not settings.get("scripted") and not has_credentials():
@@ -84,9 +82,10 @@ def _live(s: Any) -> bool:
 def start_default(settings: dict[str, Any]) -> Session:
     """Start the session ``default`` as a cell with no options would."""
     from . import registry
+    from .merge import checked
 
     given = {k: v for k, v in settings.items() if v is not None}
-    s = registry.register(registry.checked_options("default", given), set(given))
+    s = registry.register(checked("default", given), set(given))
     _unused.add(id(s))
     return s
 
@@ -100,8 +99,9 @@ async def first_cell(s: Session | None, wanted: dict[str, Any], defaults: dict[s
     ``%load_ext`` counts), and ``new``."""
     if s is None or id(s) not in _unused:
         return s, wanted, new
-    wanted = {**{k: v for k, v in defaults.items() if v is not None},
-              **{k: v for k, v in wanted.items() if v is not None}}
+    from .merge import merged
+
+    wanted = merged(defaults, wanted)
     if _fits(s, wanted, new) and not (s.dead or s.closed):
         _unused.discard(id(s))  # the first cell takes it
         return s, wanted, new
@@ -114,6 +114,8 @@ def _fits(s: Session, wanted: dict[str, Any], new: bool) -> bool:
     o = s.options
     if any(wanted.get(k) not in (None, getattr(o, k)) for k in ("log_dir", "cli_path",
                                                                  "idle_timeout")):
+        return False
+    if dict(wanted.get("agent") or {}) != dict(o.agent):  # agent options need another CLI
         return False
     return not (new or wanted.get("resume") or wanted.get("kernel_tools") is False
                 or (wanted.get("cwd") and real_path(wanted["cwd"]) != o.cwd)

@@ -13,10 +13,10 @@ import logging
 import os
 from typing import TYPE_CHECKING, Any
 
-from ..agent.credentials import require_credentials
 from ..model.errors import OptionError
 from ..model.options import SessionOptions
 from ..store import resolve_session_id
+from . import merge
 
 log = logging.getLogger("plan_widgets")
 
@@ -59,16 +59,7 @@ def start(name: str, given: dict[str, Any]) -> Session:
             )
     if s is not None and not (s.dead or s.closed):
         return s
-    return register(checked_options(name, given))
-
-
-def checked_options(name: str, given: dict[str, Any]) -> SessionOptions:
-    """A new session's options, checked: bad input and missing credentials are one line."""
-    from .policy import current
-
-    opts = SessionOptions(name=name, **current().session_options(given)).validated()
-    require_credentials(opts.scripted, opts.env)
-    return opts
+    return register(merge.checked(name, given))
 
 
 def register(opts: SessionOptions, config: set[str] | None = None) -> Session:

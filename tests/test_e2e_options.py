@@ -1,0 +1,142 @@
+"""Issue 34 end to end: the agent as its user configured it.
+
+A real kernel over the Jupyter protocol, the real CLI bundled with the SDK, the scripted model
+on 127.0.0.1. That an option reached the CLI is read where the CLI shows it: its command line
+(``/proc/<pid>/cmdline``), its ``initialize`` answer, and the requests the scripted model
+received (kept whole with ``PLAN_WIDGETS_SCRIPTED_DUMP``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import write_script
+from kernel import Kernel, requests_of
+
+pytestmark = pytest.mark.e2e
+
+SCRIPT = """\
+steps:
+  - reply:
+      - text: "Done."
+    repeat: true
+"""
+COMMAND = "---\ndescription: Greet someone warmly\nargument-hint: NAME\n---\nSay hello to $ARGUMENTS.\n"
+SKILL = "---\nname: tidy\ndescription: Tidy a data frame's columns\n---\nUse snake_case.\n"
+
+
+@pytest.fixture
+def project(workdir: Path) -> Path:
+    """A project with its own command (.claude/commands/greet.md) and skill (tidy)."""
+    (workdir / ".claude" / "commands").mkdir(parents=True)
+    (workdir / ".claude" / "commands" / "greet.md").write_text(COMMAND)
+    (workdir / ".claude" / "skills" / "tidy").mkdir(parents=True)
+    (workdir / ".claude" / "skills" / "tidy" / "SKILL.md").write_text(SKILL)
+    (workdir / "data").mkdir()
+    write_script(workdir, SCRIPT, "plain.yaml")
+    return workdir
+
+
+@pytest.fixture
+def k(project: Path):
+    kernel = Kernel(project, env={"PLAN_WIDGETS_SCRIPTED_DUMP": str(project / "bodies")})
+    try:
+        kernel.execute("%load_ext plan_widgets\nimport plan_widgets")
+        yield kernel
+    finally:
+        try:
+            kernel.execute("import plan_widgets.ipython.registry as _r\nawait _r.close_all(10)",
+                           timeout=30, allow_error=True)
+        finally:
+            kernel.shutdown()
+
+
+def bodies(workdir: Path) -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted((workdir / "bodies").glob("*.json"))]
+
+
+def cli_flags(k: Kernel, name: str = "default") -> dict[str, str]:
+    """The CLI's command line as flag → value (``--effort=high``)."""
+    pid = int(k.eval(f"plan_widgets.get({name!r}).client.pid"))
+    argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+    flags = {}
+    for a, after in zip(argv, [*argv[1:], ""]):
+        if a.startswith("--"):
+            name, eq, value = a.partition("=")
+            flags[name] = value if eq else ("" if after.startswith("--") else after)
+    return flags
+
+
+def test_options_from_config_and_cell_reach_the_cli(k: Kernel, project: Path) -> None:
+    k.execute('%config ClaudeMagics.agent_options = {"max_turns": 7, "hooks": {}, '
+              '"mcp_servers": {"kernel": {"type": "stdio", "command": "true"}}}')
+    out = k.execute("%%claude --scripted plain.yaml --effort high --add-dir data "
+                    "--allowed-tools 'Read,Grep' --append-system-prompt XYZZY-APPENDED\nhello")
+    said = out["text"]
+    # the product's own parts win, each said in one line
+    assert "option hooks set aside: the product's PreToolUse screen" in said
+    assert "option mcp_servers['kernel'] set aside: that name is the kernel tools' server" in said
+    flags = cli_flags(k)
+    assert flags["--max-turns"] == "7" and flags["--effort"] == "high"
+    assert flags["--allowedTools"] == "Read,Grep"
+    assert flags["--add-dir"] == str(project / "data")
+    turn = [b for b in bodies(project) if b.get("tools")][-1]
+    assert turn["output_config"]["effort"] == "high"
+    system = json.dumps(turn["system"])
+    assert "XYZZY-APPENDED" in system and "Tools into the kernel" in system  # both kept
+    servers = json.loads(flags["--mcp-config"])["mcpServers"]
+    assert servers == {"kernel": {"type": "sdk", "name": "kernel"}}  # the product's, not theirs
+    status = k.execute("%claude status")["text"]
+    assert "agent options: " in status and "effort='high'" in status
+    assert "max_turns=7" in status and "option hooks set aside" in status
+    # a live session's agent options change only with a new one: one line says so
+    out = k.execute("%%claude --effort low\nagain")
+    assert "runs with effort='high'; agent options apply when a session starts: add --new" \
+        in out["text"]
+
+
+def test_a_typo_names_the_nearest_option(k: Kernel, project: Path) -> None:
+    k.execute('%config ClaudeMagics.agent_options = {"efort": "high"}')
+    out = k.execute("%%claude --scripted plain.yaml\nhello")
+    assert "%%claude: unknown option 'efort': did you mean 'effort'?" in out["text"]
+    assert "Traceback" not in out["text"]
+    out = k.execute("try:\n    plan_widgets.session('py', scripted='plain.yaml', "
+                    "add_dir=['data'])\nexcept Exception as e:\n    print(type(e).__name__, e)")
+    assert "OptionError unknown option 'add_dir': did you mean 'add_dirs'?" in out["text"]
+
+
+def test_python_takes_the_sdks_options_object(k: Kernel, project: Path) -> None:
+    out = k.execute(
+        "from claude_agent_sdk import ClaudeAgentOptions\n"
+        "s = plan_widgets.session('py', scripted='plain.yaml', options=ClaudeAgentOptions("
+        "effort='low', max_turns=3, can_use_tool=print))\n"
+        "t = s.ask('hello')\nprint(await s.wait(60))")
+    assert "option can_use_tool set aside: the permission callback is the product's gate" \
+        in out["text"]
+    flags = cli_flags(k, "py")
+    assert flags["--effort"] == "low" and flags["--max-turns"] == "3"
+
+
+def test_commands_and_skills_are_listed_and_a_slash_prompt_is_checked(
+        k: Kernel, project: Path) -> None:
+    k.execute("%%claude --scripted plain.yaml\nhello")
+    listed = k.execute("%claude commands")["text"]
+    lines = listed.splitlines()
+    greet = next(line for line in lines if line.strip().startswith("/greet"))
+    assert "/greet NAME" in greet and "[project]" in greet and "Greet someone warmly" in greet
+    assert "(project)" not in greet  # the CLI's ending is the source column
+    skills = lines.index(next(line for line in lines if line.startswith("skills (")))
+    tidy = next(i for i, line in enumerate(lines) if line.strip().startswith("/tidy"))
+    assert tidy > skills and "[project]" in lines[tidy] and "Tidy a data frame" in lines[tidy]
+    assert any(line.strip().startswith("/compact") and "[built-in]" in line for line in lines)
+    # a prompt naming no command: one line, nothing sent; --verbatim sends it as text
+    before = len(requests_of(project))
+    out = k.execute("%%claude\n/srv/data explain this path")
+    shown = out["shown"] + "\n".join(k.markdown_outputs()) + k.html_text()
+    assert "/srv is not a command or skill of this session (%claude commands lists them)" \
+        in shown
+    assert len(requests_of(project)) == before
+    k.execute("%%claude --verbatim\n/srv/data explain this path")
+    assert any(r["user"].startswith("/srv/data explain") for r in requests_of(project))
