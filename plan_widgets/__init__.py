@@ -97,6 +97,9 @@ def load_ipython_extension(ipython: Any) -> None:
     cleanup = ipython.input_transformers_cleanup
     if transform_cell not in cleanup:
         cleanup.append(transform_cell)
+    from .ipython.complete import register
+
+    register(ipython)  # Tab in %%claude cells
     check_settings()  # a malformed unattended setting fails the run here, in one line (last:
     # the magics work, and say it again in each %%claude cell until it is fixed)
 
@@ -109,6 +112,9 @@ def unload_ipython_extension(ipython: Any) -> None:
     cleanup = ipython.input_transformers_cleanup
     if transform_cell in cleanup:
         cleanup.remove(transform_cell)
+    from .ipython.complete import unregister
+
+    unregister(ipython)
     magics = ipython.magics_manager.magics
     for kind in ("cell", "line"):
         magics[kind].pop("claude", None)

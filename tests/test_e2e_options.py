@@ -140,3 +140,33 @@ def test_commands_and_skills_are_listed_and_a_slash_prompt_is_checked(
     assert len(requests_of(project)) == before
     k.execute("%%claude --verbatim\n/srv/data explain this path")
     assert any(r["user"].startswith("/srv/data explain") for r in requests_of(project))
+
+
+def complete(k: Kernel, code: str, cursor: int | None = None) -> tuple[list[str], str]:
+    """A ``complete_request`` as a frontend sends it: the matches, and the text they replace."""
+    cursor = len(code) if cursor is None else cursor
+    msg_id = k.kc.complete(code, cursor)
+    reply = k.kc.get_shell_msg(timeout=30)
+    while reply["parent_header"].get("msg_id") != msg_id:
+        reply = k.kc.get_shell_msg(timeout=30)
+    c = reply["content"]
+    return c["matches"], code[c["cursor_start"]:c["cursor_end"]]
+
+
+def test_tab_completes_in_a_claude_cell(k: Kernel, project: Path) -> None:
+    (project / "data" / "prices.csv").write_text("a\n")
+    # before any session: the magic's options and values, the project's commands, its paths
+    assert complete(k, "%%claude --mo") == (["--mode", "--model"], "--mo")
+    assert complete(k, "%%claude --mode ac") == (["acceptEdits"], "ac")
+    assert complete(k, "%%claude --effort ")[0] == ["low", "medium", "high", "xhigh", "max"]
+    assert complete(k, "%%claude\nplease /gr") == (["/greet"], "/gr")
+    assert complete(k, "%%claude\nlook at @data/pr") == (["@data/prices.csv"], "@data/pr")
+    matches, _ = complete(k, "%%claude\n@da")
+    assert matches == ["@data/"]
+    # with a session: what its CLI reported (built-in commands and skills too)
+    k.execute("%%claude --scripted plain.yaml\nhello")
+    assert "/compact" in complete(k, "%%claude\n/comp")[0]
+    assert complete(k, "%%claude\n/ti")[0] == ["/tidy"]
+    # not a %%claude cell: the usual completions
+    k.execute("grape_fruit = 1")
+    assert "grape_fruit" in complete(k, "grape_f")[0]
