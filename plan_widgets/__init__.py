@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from .agent.decisions import Decision, PlanDecision, QuestionDecision, ToolDecision
     from .agent.session import Session
     from .agent.turn import Turn
+    from .ipython.kernel.user_tools import tool
     from .ipython.obtain import session
     from .ipython.registry import get, sessions
     from .model.folding import fold
@@ -47,6 +48,7 @@ __all__ = [
     "load_ipython_extension",
     "read_events",
     "session",
+    "tool",
     "sessions",
     "unload_ipython_extension",
 ]
@@ -57,6 +59,7 @@ _LAZY = {
     "get": ".ipython.registry",
     "decide_with": ".ipython.unattended",
     "session": ".ipython.obtain",
+    "tool": ".ipython.kernel.user_tools",
     "sessions": ".ipython.registry",
     "SessionOptions": ".model.options",
     "Session": ".agent.session",

@@ -23,7 +23,8 @@ steps:
       - text: "Done."
     repeat: true
 """
-COMMAND = "---\ndescription: Greet someone warmly\nargument-hint: NAME\n---\nSay hello to $ARGUMENTS.\n"
+COMMAND = ("---\ndescription: Greet someone warmly\nargument-hint: NAME\n---\n"
+           "Say hello to $ARGUMENTS.\n")
 SKILL = "---\nname: tidy\ndescription: Tidy a data frame's columns\n---\nUse snake_case.\n"
 
 
@@ -62,7 +63,7 @@ def cli_flags(k: Kernel, name: str = "default") -> dict[str, str]:
     pid = int(k.eval(f"plan_widgets.get({name!r}).client.pid"))
     argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
     flags = {}
-    for a, after in zip(argv, [*argv[1:], ""]):
+    for a, after in zip(argv, [*argv[1:], ""], strict=True):
         if a.startswith("--"):
             name, eq, value = a.partition("=")
             flags[name] = value if eq else ("" if after.startswith("--") else after)
@@ -170,3 +171,73 @@ def test_tab_completes_in_a_claude_cell(k: Kernel, project: Path) -> None:
     # not a %%claude cell: the usual completions
     k.execute("grape_fruit = 1")
     assert "grape_fruit" in complete(k, "grape_f")[0]
+
+
+TOOLS = '''
+import plan_widgets
+
+@plan_widgets.tool
+def revenue(region: str, year: int = 2024) -> str:
+    """Total revenue of a region in a year."""
+    return f"{region} {year}: 1234.5 (token sk-ant-api03-abcdefghijklmnopqrstuvwxyz012345)"
+
+@plan_widgets.tool(changes=True)
+def save_note(text: str) -> str:
+    """Save a note to the notebook's notes list."""
+    notes.append(text)
+    return f"saved {text!r}"
+
+@plan_widgets.tool
+def explode() -> str:
+    """Always fails."""
+    raise RuntimeError("the sensor\\nis offline")
+
+@plan_widgets.tool
+def huge() -> str:
+    """Too much text."""
+    return "x" * 500_000
+
+notes = []
+'''
+
+
+def results(workdir: Path) -> str:
+    return "\n".join(r.get("tool_result") or "" for r in requests_of(workdir))
+
+
+def settle(k: Kernel) -> str:
+    return k.execute("print(await plan_widgets.get().wait(60))", timeout=90)["text"].strip()
+
+
+def test_a_notebook_function_is_a_tool(k: Kernel, project: Path) -> None:
+    k.execute(TOOLS)
+    listed = k.execute("%claude tools")["text"]
+    assert "revenue(region, year) [reads only] Total revenue of a region in a year." in listed
+    assert "save_note(text) [changes: asks first, not in plan mode]" in listed
+    k.execute("%%claude --scripted notebook_tools.yaml --plan\nplan the revenue", timeout=120)
+    assert settle(k) == "idle"
+    got = results(project)
+    assert "north 2023: 1234.5" in got and "sk-ant-api03" not in got  # redacted, as kernel tools
+    assert "Plan mode is on: mcp__kernel__save_note would change" in got
+    assert k.eval("notes") == "[]"
+    # a changing one asks on its card; redefined first: the next call runs the new body
+    k.execute("%claude plan off")
+    k.execute("@plan_widgets.tool(changes=True)\ndef save_note(text: str) -> str:\n"
+              "    '''Save a note.'''\n    notes.append(text.upper())\n    return 'saved it'")
+    out = k.execute("%%claude\nsave a note", timeout=120)
+    assert "Waiting for your decision (tool)" in out["shown"]
+    assert "Run the notebook function save_note?" in "\n".join(k.markdown_outputs()) + \
+        k.html_text()
+    k.click(k.wait_widget("ButtonModel", description="Allow"))
+    assert settle(k) == "idle"
+    assert k.eval("notes") == "['HELLO FROM THE AGENT']"
+    # a raising, a huge, a mistyped call: one line or a cut result; the turn goes on
+    k.execute("%%claude\ntry the odd tools", timeout=120)
+    assert settle(k) == "idle"
+    got = results(project)
+    assert "explode raised RuntimeError: the sensor is offline" in got
+    assert "more characters]" in got and "x" * 200_000 not in got
+    # a mistyped input is refused by the schema from the type hints (the CLI checks it)
+    assert "Input validation error: 5 is not of type 'string'" in got
+    assert "ODD DONE" in "\n".join(k.markdown_outputs())
+    assert k.eval("1 + 1") == "2"

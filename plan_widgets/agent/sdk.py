@@ -244,10 +244,12 @@ def _sdk_tool(spec: ToolSpec) -> Any:
 
     async def handler(args: dict[str, Any]) -> dict[str, Any]:
         try:
-            text = await spec.handler(dict(args or {}))
+            got = await spec.handler(dict(args or {}))
         except ToolFailure as e:
             return {"content": [{"type": "text", "text": str(e)}], "is_error": True}
-        return {"content": [{"type": "text", "text": text}]}
+        if isinstance(got, dict) and "image" in got:
+            return {"content": [{"type": "image", "data": got["image"], "mimeType": got["mime"]}]}
+        return {"content": [{"type": "text", "text": str(got)}]}
 
     return sdk_tool(spec.name, spec.description, dict(spec.input_schema))(handler)
 

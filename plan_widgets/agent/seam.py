@@ -77,7 +77,8 @@ class ToolSpec:
     description: str
     input_schema: Mapping[str, Any]
     """A JSON Schema object for the input."""
-    handler: Callable[[dict[str, Any]], Awaitable[str]]
+    handler: Callable[[dict[str, Any]], Awaitable[Any]]
+    """Returns the text the model reads, or ``{"image": <base64>, "mime": ...}``."""
     changes_state: bool = False
     title: str | None = None
     """What a permission card asks about a call (default: "Allow <tool>?")."""

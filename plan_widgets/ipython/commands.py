@@ -45,6 +45,7 @@ commands:
                       tokens and, once ended, their result summary
   commands            the slash commands and skills the CLI offers: argument hint,
                       where each comes from (built-in, bundled, project, user, a plugin)
+  tools               the notebook's functions the agent can call (@plan_widgets.tool)
   policy              the administrator's policy (forbidden modes, spending cap, denied
                       tools) and this kernel's limits (idle timeout, live CLIs)
   rewind [TURN] [--yes]
@@ -120,6 +121,7 @@ COMMANDS: dict[str, Command] = {c.name: c for c in [
     Command("agents", agents.agents, live=True),
     Command("policy", policy.show),
     Command("commands", listing.commands, live=True),
+    Command("tools", listing.tools),
     Command("rewind", live.rewind, _rewind_arguments,
             "%claude rewind [TURN] [--yes] [--session NAME]", live=True),
 ]}

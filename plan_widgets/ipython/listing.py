@@ -30,3 +30,29 @@ def commands(args: argparse.Namespace) -> None:
             head = f"/{c.name}" + (f" {c.argument_hint}" if c.argument_hint else "")
             desc = " ".join(c.description.split())
             print(f"  {head:<{width}} [{c.source}] {desc[:100]}".rstrip())
+
+
+def tools(args: argparse.Namespace) -> None:
+    """The notebook's functions the agent can call (``@plan_widgets.tool``), and whether the
+    session's CLI has them yet."""
+    from . import registry
+    from .kernel.user_tools import listed
+
+    found = listed()
+    if not found:
+        print("no notebook functions are tools yet: decorate one with @plan_widgets.tool "
+              "(reads only) or @plan_widgets.tool(changes=True) (asks on a card)")
+        return
+    s = registry.get(args.name or "default")
+    host = getattr(s, "host_tools", None)
+    for t in found:
+        params = ", ".join(t.schema.get("properties", {}))
+        kind = "changes: asks first, not in plan mode" if t.changes else "reads only"
+        served = ""
+        if s is not None and host is None:
+            served = f"; session {s.name!r} runs without the kernel tools"
+        elif s is not None and host is not None and host.tool(host.qualified(t.name)) is None:
+            served = (f"; not yet served to session {s.name!r} (defined after its CLI "
+                      "started: served from its next start)")
+        print(f"{host.qualified(t.name) if host else t.name}({params}) [{kind}{served}] "
+              f"{t.description[:100]}")
