@@ -119,9 +119,9 @@ COMMANDS: dict[str, Command] = {c.name: c for c in [
     Command("plans", history.plans, _session_id, f"%claude plans {_ID}", reads_logs=True),
     Command("context", live.context, live=True),
     Command("agents", agents.agents, live=True),
-    Command("policy", policy.show),
     Command("commands", listing.commands, live=True),
     Command("tools", listing.tools),
+    Command("policy", policy.show),
     Command("rewind", live.rewind, _rewind_arguments,
             "%claude rewind [TURN] [--yes] [--session NAME]", live=True),
 ]}
