@@ -39,7 +39,8 @@ def status(args: argparse.Namespace) -> None:
     print(f"{s.name}: {s.status}{waiting}; mode {mode}; resting {named(s.options.mode)}; "
           f"model {st.model or 'not reported yet'}; {st.turns} turns; ${st.cost_usd:.4f}; "
           f"id {s.session_id}")
-    print(f"agent options: {shown(s.options.agent)}")
+    if s.options.agent:
+        print(f"agent options: {shown(s.options.agent)}")
     for line in s.options.set_aside:
         print(line)
     if s.dead:
