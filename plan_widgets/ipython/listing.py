@@ -20,14 +20,15 @@ def commands(args: argparse.Namespace) -> None:
         print(f"{args.live.name}: no commands known yet (they are listed once its CLI has "
               "started: run a %%claude cell)")
         return
-    width = min(32, max(len(c.name) + len(c.argument_hint) + 2 for c in found))
+    width = min(32, max(len(c.name) + min(len(c.argument_hint), 30) + 2 for c in found))
     for kind, group in (("commands", [c for c in found if not c.skill]),
                         ("skills", [c for c in found if c.skill])):
         if not group:
             continue
         print(f"{kind} ({len(group)}):")
         for c in group:
-            head = f"/{c.name}" + (f" {c.argument_hint}" if c.argument_hint else "")
+            hint = c.argument_hint if len(c.argument_hint) <= 30 else c.argument_hint[:29] + "…"
+            head = f"/{c.name}" + (f" {hint}" if hint else "")
             desc = " ".join(c.description.split())
             print(f"  {head:<{width}} [{c.source}] {desc[:100]}".rstrip())
 
