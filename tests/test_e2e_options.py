@@ -141,6 +141,11 @@ def test_commands_and_skills_are_listed_and_a_slash_prompt_is_checked(
     assert len(requests_of(project)) == before
     k.execute("%%claude --verbatim\n/srv/data explain this path")
     assert any(r["user"].startswith("/srv/data explain") for r in requests_of(project))
+    # a command runs (the CLI expands it); --verbatim sends even a command's name as text
+    k.execute("%%claude\n/greet Ada")
+    assert "Say hello to Ada." in requests_of(project)[-1]["user"]
+    k.execute("%%claude --verbatim\n/greet Ada")
+    assert requests_of(project)[-1]["user"] == "/greet Ada"
 
 
 def complete(k: Kernel, code: str, cursor: int | None = None) -> tuple[list[str], str]:
