@@ -9,7 +9,7 @@ import asyncio
 import pytest
 
 from plan_widgets.agent import commands, sdk_options
-from plan_widgets.ipython import merge
+from plan_widgets.ipython import obtain as merge
 from plan_widgets.ipython.kernel import user_tools
 from plan_widgets.model.errors import OptionError, SessionError
 

@@ -17,9 +17,8 @@ from typing import Any
 from ..agent import wording
 from ..agent.tasks import spawn
 from ..model.errors import OptionError, SessionError
-from . import merge
 from . import registry as _registry
-from .obtain import obtain
+from .obtain import configured, from_cell, obtain
 from .output import in_kernel
 from .resume import show_resumed
 
@@ -72,8 +71,8 @@ async def run(args: argparse.Namespace, body: str, config: Any = None, *,
 
 async def _session(args: argparse.Namespace, config: Any) -> Any:
     """The cell's session (reused, adjusted or started), or None after saying why not."""
-    try:  # where options come from and merge: ipython/merge.py
-        defaults, wanted = merge.configured(config), merge.from_cell(args)
+    try:  # where options come from, merge, and apply: ipython/obtain.py
+        defaults, wanted = configured(config), from_cell(args)
         session, notes = await obtain(args.session, wanted, defaults, new=args.new)
     except (OptionError, SessionError) as e:
         print(f"%%claude: {e}", file=sys.stderr)
