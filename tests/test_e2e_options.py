@@ -246,3 +246,11 @@ def test_a_notebook_function_is_a_tool(k: Kernel, project: Path) -> None:
     assert "Input validation error: 5 is not of type 'string'" in got
     assert "ODD DONE" in "\n".join(k.markdown_outputs())
     assert k.eval("1 + 1") == "2"
+    # a tool defined after the CLI started: the next cell restarts it with the new list
+    k.execute('@plan_widgets.tool\ndef late_tool(n: int) -> str:\n    """Late."""\n'
+              "    return f'late {n}'")
+    assert "not yet served to session 'default'" in k.execute("%claude tools")["text"]
+    out = k.execute("%%claude\ncall the late tool", timeout=120)
+    assert "The notebook's tools changed: the CLI restarts with them" in out["text"]
+    assert settle(k) == "idle"
+    assert "LATE: late 3" in "\n".join(k.markdown_outputs())

@@ -233,6 +233,7 @@ async def obtain(name: str, wanted: dict[str, Any], defaults: dict[str, Any], *,
 
             make_room(list(registry.sessions().values()), name)
         await _adjust(s, wanted)
+        notes += await _new_tools(s)
         return s, notes
     base: dict[str, Any] = _started_with(s) if s is not None else {}
     for k in registry.taken_from_config(name):
@@ -299,6 +300,33 @@ async def _adjust(s: Session, wanted: dict[str, Any]) -> None:
             s.update_options(mode=mode)
         else:
             await s.set_mode(mode)
+
+
+async def _new_tools(s: Session, wait: float = 15.0) -> list[str]:
+    """The notebook's tools (``@plan_widgets.tool``) changed since the session's CLI started:
+    the session takes the new list, and an idle CLI restarts on the same conversation (as
+    from sleep) so the next turn can call them; a busy one gets them at its next start."""
+    import asyncio
+
+    from .kernel.tools import host_tools
+
+    old = s.host_tools
+    fresh = host_tools(s.name, interrupt=lambda: registry.interrupt(s.name)) if old else None
+    if fresh is None or old is None or _shape(fresh.tools) == _shape(old.tools):
+        return []
+    s.host_tools = fresh
+    if s.leaving or not s.sleep("idle"):
+        return []
+    for _ in range(int(wait / 0.05)):
+        if s.status == "asleep" or s.dead or s.closed:
+            break
+        await asyncio.sleep(0.05)
+    return ["The notebook's tools changed: the CLI restarts with them (the conversation "
+            "goes on)."]
+
+
+def _shape(tools: Any) -> list[tuple[Any, ...]]:
+    return [(t.name, t.description, repr(t.input_schema), t.changes_state) for t in tools]
 
 
 # -- a pre-started session: taken by the first cell, or it gives way ------------------------

@@ -21,9 +21,10 @@ image), secrets redacted and size-capped as the kernel tools' results are. A fai
 line for the agent; the turn goes on.
 
 The function is looked up by name at each call: redefining it in a later cell (decorated
-again) changes what the next call runs. The list of tools, with their names, descriptions and
-schemas, is what the CLI was given when it started: a tool added later is served from the
-session's next start (``%claude tools`` says which).
+again) changes what the next call runs. A tool added, or one whose description or schema
+changed, reaches the CLI at the session's next cell: an idle CLI restarts on the same
+conversation with the new list (``obtain._new_tools``); a busy one takes it at its next
+start (``%claude tools`` says which tools a session does not have yet).
 """
 
 from __future__ import annotations
