@@ -1,4 +1,5 @@
-"""Tab in a ``%%claude`` cell lists completions and Enter takes one, by keyboard, in JupyterLab 4 and Notebook 7 (issue 34).
+"""Tab in a ``%%claude`` cell lists completions and Enter takes one, by keyboard, in
+JupyterLab 4 and Notebook 7 (issue 34).
 
 The project's own command (``.claude/commands/greet.md``) completes after ``/`` before any
 session runs (no CLI is started for it), and a path under the working folder after ``@``: the
