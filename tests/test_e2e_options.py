@@ -73,6 +73,8 @@ def cli_flags(k: Kernel, name: str = "default") -> dict[str, str]:
 def test_options_from_config_and_cell_reach_the_cli(k: Kernel, project: Path) -> None:
     k.execute('%config ClaudeMagics.agent_options = {"max_turns": 7, "hooks": {}, '
               '"mcp_servers": {"kernel": {"type": "stdio", "command": "true"}}}')
+    # the administrator's policy (as a config file sets it) still applies over every option
+    k.execute("from plan_widgets.ipython import policy\npolicy.current().denied_tools = ['Grep']")
     out = k.execute("%%claude --scripted plain.yaml --effort high --add-dir data "
                     "--allowed-tools 'Read,Grep' --append-system-prompt XYZZY-APPENDED\nhello")
     said = out["text"]
@@ -81,10 +83,12 @@ def test_options_from_config_and_cell_reach_the_cli(k: Kernel, project: Path) ->
     assert "option mcp_servers['kernel'] set aside: that name is the kernel tools' server" in said
     flags = cli_flags(k)
     assert flags["--max-turns"] == "7" and flags["--effort"] == "high"
-    assert flags["--allowedTools"] == "Read,Grep"
+    assert flags["--allowedTools"] == "Read,Grep" and flags["--disallowedTools"] == "Grep"
     assert flags["--add-dir"] == str(project / "data")
     turn = [b for b in bodies(project) if b.get("tools")][-1]
     assert turn["output_config"]["effort"] == "high"
+    names = {t["name"] for t in turn["tools"]}
+    assert "Read" in names and "Grep" not in names  # the policy's deny wins over allowed
     system = json.dumps(turn["system"])
     assert "XYZZY-APPENDED" in system and "Tools into the kernel" in system  # both kept
     servers = json.loads(flags["--mcp-config"])["mcpServers"]
