@@ -17,7 +17,6 @@ an option is checked where the client is made (``agent/sdk.py``). docs/options.m
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from typing import Any
 
@@ -77,6 +76,8 @@ def known() -> tuple[str, ...]:
 
 def nearest(name: str, names: tuple[str, ...] | list[str]) -> str:
     """``name`` is not an option: one line naming the nearest valid one."""
+    import difflib  # (only on a mistake: %load_ext stays cheap)
+
     close = difflib.get_close_matches(name, names, n=1, cutoff=0.5)
     hint = f"did you mean {close[0]!r}?" if close else "docs/options.md lists them"
     return f"unknown option {name!r}: {hint}"
