@@ -116,12 +116,19 @@ def test_python_takes_the_sdks_options_object(k: Kernel, project: Path) -> None:
     out = k.execute(
         "from claude_agent_sdk import ClaudeAgentOptions\n"
         "s = plan_widgets.session('py', scripted='plain.yaml', options=ClaudeAgentOptions("
-        "effort='low', max_turns=3, can_use_tool=print))\n"
+        "effort='low', max_turns=3, can_use_tool=print), setting_sources=['project'], "
+        "agents={'reviewer': {'description': 'Reviews diffs', 'prompt': 'You review.'}}, "
+        "mcp_servers={'files': {'type': 'stdio', 'command': 'true'}})\n"
         "t = s.ask('hello')\nprint(await s.wait(60))")
     assert "option can_use_tool set aside: the permission callback is the product's gate" \
         in out["text"]
     flags = cli_flags(k, "py")
     assert flags["--effort"] == "low" and flags["--max-turns"] == "3"
+    assert flags["--setting-sources"] == "project"
+    servers = json.loads(flags["--mcp-config"])["mcpServers"]
+    assert servers["files"] == {"type": "stdio", "command": "true"} and "kernel" in servers
+    agents = k.eval("[a.get('name') for a in plan_widgets.get('py').client.server_info['agents']]")
+    assert "'reviewer'" in agents  # a subagent given as a dict, as the CLI reports it
 
 
 def test_commands_and_skills_are_listed_and_a_slash_prompt_is_checked(
