@@ -265,3 +265,17 @@ def test_a_notebook_function_is_a_tool(k: Kernel, project: Path) -> None:
     assert "The notebook's tools changed: the CLI restarts with them" in out["text"]
     assert settle(k) == "idle"
     assert "LATE: late 3" in "\n".join(k.markdown_outputs())
+
+
+def test_an_interrupted_tool_call_stops_the_function(k: Kernel, project: Path) -> None:
+    """A notebook function that never returns: interrupting the turn stops its thread (it
+    would spin until its 30 s bound), and the kernel answers meanwhile."""
+    k.execute("import threading\nspins = [0]\n@plan_widgets.tool\ndef spin() -> str:\n"
+              "    '''Spins.'''\n    while True:\n        spins[0] += 1")
+    k.execute("%%claude --scripted notebook_tools.yaml --background\nspin forever")
+    k.wait_until(lambda: k.eval("spins[0] > 0") == "True", 60, "the tool to run")
+    k.execute("%claude interrupt")
+    assert settle(k) == "idle"
+    out = k.execute("import time\na = spins[0]\ntime.sleep(1)\nprint(spins[0] - a, "
+                    "[t.name for t in threading.enumerate() if 'budget' in t.name])")
+    assert out["text"].strip() == "0 []"
