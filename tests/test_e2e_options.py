@@ -96,7 +96,9 @@ def test_options_from_config_and_cell_reach_the_cli(k: Kernel, project: Path) ->
     status = k.execute("%claude status")["text"]
     assert "agent options: " in status and "effort='high'" in status
     assert "max_turns=7" in status and "option hooks set aside" in status
-    # a live session's agent options change only with a new one: one line says so
+    # the same options again are the live session's; others need a new one: one line says so
+    out = k.execute("%%claude --effort high --add-dir data --allowed-tools Read,Grep\nagain")
+    assert "agent options apply" not in out["text"] and "Traceback" not in out["text"]
     out = k.execute("%%claude --effort low\nagain")
     assert "runs with effort='high'; agent options apply when a session starts: add --new" \
         in out["text"]

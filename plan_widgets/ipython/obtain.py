@@ -278,7 +278,10 @@ async def _adjust(s: Session, wanted: dict[str, Any]) -> None:
     if wanted.get("kernel_tools") is False and o.kernel_tools:
         raise OptionError(f"session {s.name!r} runs with the kernel tools; use --new to start "
                           "one without them")
-    changed = {k: v for k, v in (wanted.get("agent") or {}).items() if o.agent.get(k) != v}
+    asked, _ = agent_options.checked(wanted.get("agent") or {})
+    if asked.get("add_dirs"):  # as the session holds them
+        asked["add_dirs"] = [real_path(str(d)) for d in asked["add_dirs"]]
+    changed = {k: v for k, v in asked.items() if o.agent.get(k) != v}
     if changed:
         k = next(iter(changed))
         raise OptionError(f"session {s.name!r} runs with {k}={o.agent.get(k)!r}; agent options "
