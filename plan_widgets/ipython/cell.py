@@ -25,7 +25,6 @@ from .resume import show_resumed
 log = logging.getLogger("plan_widgets")
 
 
-
 async def run(args: argparse.Namespace, body: str, config: Any = None, *,
               background: bool = False) -> None:
     """Run a cell's turn (``args``: the parsed ``%%claude`` line; ``config``: the

@@ -137,12 +137,11 @@ def session(name: str = "default", **options: Any) -> Session:
     scripted, approval_timeout, log_dir, resume, plan, env, idle_timeout, max_budget_usd,
     denied_tools), and the SDK's agent options by its names (``effort="high"``,
     ``add_dirs=[...]``, ...) or as ``options=ClaudeAgentOptions(...)`` (docs/options.md);
-    the administrator's policy applies over them (this module); they apply when the
-    session starts
+    the administrator's policy applies over them. They apply when the session starts
     (change a live one with ``await s.set_mode(...)``, ``await s.set_model(...)``, or a
-    ``%%claude`` cell's options). A live session keeps running;
-    ``resume`` of another conversation under a live session's name is refused (close it
-    first), and so is a conversation that already runs here under another name.
+    ``%%claude`` cell's options). A live session keeps running; ``resume`` of another
+    conversation under a live session's name is refused (close it first), and so is a
+    conversation that already runs here under another name.
     """
     given = from_python(options)
     if given.get("resume"):
