@@ -182,10 +182,12 @@ def test_tab_completes_in_a_claude_cell(k: Kernel, project: Path) -> None:
     assert complete(k, "%%claude\nlook at @data/pr") == (["@data/prices.csv"], "@data/pr")
     matches, _ = complete(k, "%%claude\n@da")
     assert matches == ["@data/"]
+    assert complete(k, "%%claude --add-dir da") == (["data/"], "da")
     # with a session: what its CLI reported (built-in commands and skills too)
     k.execute("%%claude --scripted plain.yaml\nhello")
     assert "/compact" in complete(k, "%%claude\n/comp")[0]
     assert complete(k, "%%claude\n/ti")[0] == ["/tidy"]
+    assert complete(k, "%%claude --session ")[0] == ["default"]
     # not a %%claude cell: the usual completions
     k.execute("grape_fruit = 1")
     assert "grape_fruit" in complete(k, "grape_f")[0]

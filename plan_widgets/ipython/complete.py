@@ -2,8 +2,9 @@
 
 One matcher (IPython's matcher API v2) registered at ``%load_ext``: it answers only in a
 ``%%claude`` cell, so JupyterLab, Notebook 7 and terminal IPython all get it from the kernel's
-``complete_request``. On the ``%%claude`` line: the magic's options, and the values of
-``--mode``, ``--model`` and ``--effort``; in the prompt: ``/`` commands and skills (the
+``complete_request``. On the ``%%claude`` line: the magic's options, the values of ``--mode``,
+``--model``, ``--effort`` and ``--session``, and paths after ``--cwd``, ``--add-dir`` and
+``--scripted``; in the prompt: ``/`` commands and skills (the
 session's, as its CLI reported them, else the project's files), ``@`` paths under the
 session's working folder. It answers from what is known: it sends nothing to a CLI, starts
 none, and lists at most :data:`MOST` entries of a folder.
@@ -46,6 +47,8 @@ def _complete(magic_line: str, before: str, on_magic_line: bool
         ends_in_space = before.endswith(" ")
         prev = words[-1] if ends_in_space and words else (words[-2] if len(words) > 1 else "")
         word = "" if ends_in_space else (words[-1] if words else "")
+        if prev in ("--cwd", "--add-dir", "--scripted"):  # a path, from the kernel's folder
+            return word, [(p, "path") for p in _paths(os.getcwd(), word)]
         values = _values(prev, magic_line)
         if values is not None:
             return word, [(v, "value") for v in values if v.startswith(word)]
@@ -83,6 +86,10 @@ def _values(option: str, magic_line: str) -> list[str] | None:
         return _models(_session(magic_line))
     if option == "--effort":
         return list(EFFORTS)
+    if option == "--session":
+        from . import registry
+
+        return sorted(registry.sessions())
     return None
 
 
