@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from .agent.decisions import Decision, PlanDecision, QuestionDecision, ToolDecision
     from .agent.session import Session
     from .agent.turn import Turn
+    from .ipython.kernel.user_tools import tool
     from .ipython.obtain import session
     from .ipython.registry import get, sessions
     from .model.folding import fold
@@ -47,6 +48,7 @@ __all__ = [
     "load_ipython_extension",
     "read_events",
     "session",
+    "tool",
     "sessions",
     "unload_ipython_extension",
 ]
@@ -57,6 +59,7 @@ _LAZY = {
     "get": ".ipython.registry",
     "decide_with": ".ipython.unattended",
     "session": ".ipython.obtain",
+    "tool": ".ipython.kernel.user_tools",
     "sessions": ".ipython.registry",
     "SessionOptions": ".model.options",
     "Session": ".agent.session",
@@ -97,6 +100,9 @@ def load_ipython_extension(ipython: Any) -> None:
     cleanup = ipython.input_transformers_cleanup
     if transform_cell not in cleanup:
         cleanup.append(transform_cell)
+    from .ipython.complete import register
+
+    register(ipython)  # Tab in %%claude cells
     check_settings()  # a malformed unattended setting fails the run here, in one line (last:
     # the magics work, and say it again in each %%claude cell until it is fixed)
 
@@ -109,6 +115,9 @@ def unload_ipython_extension(ipython: Any) -> None:
     cleanup = ipython.input_transformers_cleanup
     if transform_cell in cleanup:
         cleanup.remove(transform_cell)
+    from .ipython.complete import unregister
+
+    unregister(ipython)
     magics = ipython.magics_manager.magics
     for kind in ("cell", "line"):
         magics[kind].pop("claude", None)

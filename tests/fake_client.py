@@ -69,7 +69,8 @@ class FakeClient:
             raise self.fail_connect
         self.connected = True
 
-    async def query(self, prompt: str, session_id: str, message_id: str | None = None) -> None:
+    async def query(self, prompt: str, session_id: str, message_id: str | None = None,
+                    verbatim: bool = False) -> None:
         self.queries.append(prompt)
         self.message_ids.append(message_id)
         self._turn = asyncio.get_running_loop().create_task(self._run(prompt, message_id))

@@ -194,7 +194,7 @@ class Lifecycle:
             session_id=None if o.resume else s.session_id, stderr=self.stderr.append,
             file_checkpointing=o.checkpointing,
             max_budget_usd=budget_left(o.max_budget_usd, s.state.cost_usd),
-            disallowed_tools=o.denied_tools,
+            disallowed_tools=o.denied_tools, agent_options=o.agent,
             **(_host_config(host, self.gate.screen) if host is not None else {})))
         await asyncio.wait_for(self.client.connect(), o.connect_timeout)
         self.connected.set()

@@ -29,6 +29,7 @@ from . import signals as sig
 from . import wording
 from .agents import AGENT_TOOLS, Agents
 from .checklist import TASK_TOOLS, Checklist
+from .commands import names, unknown_command
 from .context import CONTEXT_TIMEOUT, ContextUsage
 from .gate import EDIT_TOOLS, is_plan_file
 from .modes import Modes
@@ -179,7 +180,12 @@ class Runner:
             if s.state.refused:
                 raise SessionError(wording.plan_refused_no_send(s.state.refused))
         assert s.client is not None
-        await s.control(s.client.query(turn.prompt, s.session_id, turn.message_id), "query")
+        unknown = None if turn.verbatim else unknown_command(turn.prompt, names(s))
+        if unknown is not None:  # the CLI would answer "Unknown skill": say why and the way out
+            raise SessionError(wording.no_such_command(unknown))
+        verbatim = {"verbatim": True} if turn.verbatim else {}
+        await s.control(s.client.query(turn.prompt, s.session_id, turn.message_id, **verbatim),
+                        "query")
 
     def end(self, turn: Turn, result: sig.TurnResult | None, error: str | None) -> None:
         """End ``turn`` once: log it, show its closing line, and wake whoever awaits it."""

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import warnings
 from collections.abc import AsyncIterator
 from typing import Any
 
 from claude_agent_sdk import (
+    AgentDefinition,
     AssistantMessage,
     ClaudeAgentOptions,
     ClaudeSDKClient,
@@ -39,6 +41,7 @@ from claude_agent_sdk import (
     UserMessage,
     create_sdk_mcp_server,
 )
+from claude_agent_sdk import __version__ as _sdk_version
 from claude_agent_sdk import tool as sdk_tool
 
 try:  # where the SDK starts the CLI (see procgroup); None if its layout changed
@@ -46,7 +49,7 @@ try:  # where the SDK starts the CLI (see procgroup); None if its layout changed
 except ImportError:  # pragma: no cover
     _subprocess_cli = None  # type: ignore[assignment]
 
-from . import procgroup
+from . import procgroup, sdk_options
 from . import signals as sig
 from .seam import Allow, Answer, ClientConfig, PermissionRequest, ToolFailure, ToolSpec
 
@@ -70,6 +73,10 @@ class SdkClient:
     def __init__(self, config: ClientConfig) -> None:
         self._config = config
         self._spawned: list[Any] = []
+        self.server_info: dict[str, Any] | None = None
+        """The CLI's answer to ``initialize`` (its commands, models, ...), once connected."""
+        self.reported: dict[str, Any] = {}
+        """The newest ``slash_commands`` and ``skills`` of its ``init`` message."""
         with warnings.catch_warnings():
             # bypassPermissions skips can_use_tool for ordinary tools (the SDK warns); plan
             # mode still asks, so plan approval keeps working in that resting mode.
@@ -81,6 +88,8 @@ class SdkClient:
             with procgroup.own_process_group(_subprocess_cli, self._spawned.append):
                 # (in its own process group: a kernel interrupt spares it)
                 await self._client.connect()
+            # the commands and skills it offers (no request: the SDK keeps its answer)
+            self.server_info = await self._client.get_server_info()
         except Exception as e:  # raised again: as is, or as the CLI's exit
             code = await self._exit_code()
             if code is None:
@@ -89,8 +98,9 @@ class SdkClient:
             # the SDK says "Failed to write to process stdin"; the real cause is that it exited
             raise CLIExited(code) from e
 
-    async def query(self, prompt: str, session_id: str, message_id: str | None = None) -> None:
-        if message_id is None:
+    async def query(self, prompt: str, session_id: str, message_id: str | None = None,
+                    verbatim: bool = False) -> None:
+        if message_id is None and not verbatim:
             await self._client.query(prompt, session_id=session_id)
             return
 
@@ -98,13 +108,19 @@ class SdkClient:
         # file checkpoint's id (measured: docs/cli.md#checkpoints), so no replayed message is
         # needed.
         async def one() -> AsyncIterator[dict[str, Any]]:
-            yield {"type": "user", "uuid": message_id, "session_id": session_id,
-                   "message": {"role": "user", "content": prompt}, "parent_tool_use_id": None}
+            yield {"type": "user", "session_id": session_id, "parent_tool_use_id": None,
+                   "message": {"role": "user", "content": prompt},
+                   **({"uuid": message_id} if message_id else {}),
+                   # as the SDK's verbatim_prompts stamps a prompt (for this one only)
+                   **({"client_composed": True} if verbatim else {})}
 
         await self._client.query(one(), session_id=session_id)
 
     async def signals(self) -> AsyncIterator[sig.Signal]:
         async for msg in self._client.receive_messages():
+            if isinstance(msg, SystemMessage) and msg.subtype in ("init", "commands_changed"):
+                self.reported.update({k: v for k, v in (msg.data or {}).items()
+                                      if k in ("slash_commands", "skills", "commands")})
             for signal in translate(msg):
                 yield signal
 
@@ -184,17 +200,21 @@ class SdkClient:
 
 
 def _options(config: ClientConfig, permission: Any) -> ClaudeAgentOptions:
-    extra: dict[str, Any] = {}
+    user = dict(config.agent_options)
+    extra: dict[str, Any] = sdk_options.passed(
+        user, {f.name for f in dataclasses.fields(ClaudeAgentOptions)},
+        f"claude-agent-sdk {_sdk_version}", AgentDefinition)
+    servers: dict[str, Any] = dict(user.get("mcp_servers") or {})
     if config.tools:
-        server = create_sdk_mcp_server(config.tool_server, tools=[
+        servers[config.tool_server] = create_sdk_mcp_server(config.tool_server, tools=[
             _sdk_tool(t) for t in config.tools])
-        extra["mcp_servers"] = {config.tool_server: server}
-    if config.system_prompt_append:
-        extra["system_prompt"] = {"type": "preset", "preset": "claude_code",
-                                  "append": config.system_prompt_append}
+    if servers:
+        extra["mcp_servers"] = servers
+    extra["system_prompt"] = sdk_options.system_prompt(user.get("system_prompt"), [
+        config.system_prompt_append, user.get("append_system_prompt")])
     if config.screen is not None and config.screened_tools:
         extra["hooks"] = {"PreToolUse": [HookMatcher(
-            matcher="|".join(config.screened_tools), hooks=[_screen_hook(config)])]}
+            matcher="|".join(config.screened_tools), hooks=[sdk_options.screen_hook(config)])]}
     return ClaudeAgentOptions(
         cwd=config.cwd,
         model=config.model,
@@ -211,7 +231,7 @@ def _options(config: ClientConfig, permission: Any) -> ClaudeAgentOptions:
         # the CLI echoes each prompt it takes in: the echo tells a user's turn from one the
         # CLI starts by itself (signals.PromptEcho); subagents' text is shown under their
         # Agent line (a foreground subagent's is not sent without it)
-        extra_args={"replay-user-messages": None},
+        extra_args={**dict(user.get("extra_args") or {}), "replay-user-messages": None},
         forward_subagent_text=True,
         **extra,
     )
@@ -224,32 +244,14 @@ def _sdk_tool(spec: ToolSpec) -> Any:
 
     async def handler(args: dict[str, Any]) -> dict[str, Any]:
         try:
-            text = await spec.handler(dict(args or {}))
+            got = await spec.handler(dict(args or {}))
         except ToolFailure as e:
             return {"content": [{"type": "text", "text": str(e)}], "is_error": True}
-        return {"content": [{"type": "text", "text": text}]}
+        if isinstance(got, dict) and "image" in got:
+            return {"content": [{"type": "image", "data": got["image"], "mimeType": got["mime"]}]}
+        return {"content": [{"type": "text", "text": str(got)}]}
 
     return sdk_tool(spec.name, spec.description, dict(spec.input_schema))(handler)
-
-
-def _screen_hook(config: ClientConfig) -> Any:
-    """A ``PreToolUse`` hook over ``config.screen``: it runs before the permission check in
-    every mode (acceptEdits never asks ``can_use_tool`` about an edit)."""
-    screen = config.screen
-    assert screen is not None
-
-    async def hook(data: Any, tool_use_id: str | None, _ctx: Any) -> Any:
-        request = PermissionRequest(tool=str(data.get("tool_name", "")),
-                                    input=dict(data.get("tool_input") or {}),
-                                    tool_use_id=tool_use_id)
-        deny = await screen(request)
-        if deny is None:
-            return {}
-        return {"hookSpecificOutput": {"hookEventName": "PreToolUse",
-                                       "permissionDecision": "deny",
-                                       "permissionDecisionReason": deny.message}}
-
-    return hook
 
 
 def _suggestion_dict(s: Any) -> dict[str, Any]:

@@ -77,7 +77,8 @@ class ToolSpec:
     description: str
     input_schema: Mapping[str, Any]
     """A JSON Schema object for the input."""
-    handler: Callable[[dict[str, Any]], Awaitable[str]]
+    handler: Callable[[dict[str, Any]], Awaitable[Any]]
+    """Returns the text the model reads, or ``{"image": <base64>, "mime": ...}``."""
     changes_state: bool = False
     title: str | None = None
     """What a permission card asks about a call (default: "Allow <tool>?")."""
@@ -143,6 +144,9 @@ class ClientConfig:
     """The CLI ends the session's turns once it has spent this much (None: no cap)."""
     disallowed_tools: tuple[str, ...] = ()
     """Tools the CLI never runs, in any mode."""
+    agent_options: Mapping[str, Any] = field(default_factory=dict)
+    """The SDK's other agent options by its names (checked: ``model/agent_options.py``),
+    merged with the product's own by the client."""
 
 
 class AgentClient(Protocol):
@@ -150,9 +154,11 @@ class AgentClient(Protocol):
     disconnects it (the SDK's task group must be entered and left by one task)."""
 
     async def connect(self) -> None: ...
-    async def query(self, prompt: str, session_id: str, message_id: str | None = None) -> None:
+    async def query(self, prompt: str, session_id: str, message_id: str | None = None,
+                    verbatim: bool = False) -> None:
         """Send a prompt. ``message_id`` (a uuid) becomes the prompt message's id, which is
-        also its file checkpoint's id (see :meth:`rewind_files`)."""
+        also its file checkpoint's id (see :meth:`rewind_files`). ``verbatim``: the CLI
+        takes a ``/...`` prompt as text (the SDK's ``verbatim_prompts``, for one prompt)."""
     def signals(self) -> AsyncIterator[Signal]: ...
     async def interrupt(self) -> None: ...
     async def set_permission_mode(self, mode: str) -> None: ...

@@ -247,12 +247,15 @@ class Session:
         return f"<Session {self.name!r} {self.status} mode={self.mode} model={self.model}>"
 
     # -- asking and waiting ------------------------------------------------------------------
-    def ask(self, prompt: str, *, view: TurnView | None = None, plan: bool = False) -> Turn:
-        """Queue ``prompt`` as the next turn and return it; ``await`` it for the end."""
+    def ask(self, prompt: str, *, view: TurnView | None = None, plan: bool = False,
+            verbatim: bool = False) -> Turn:
+        """Queue ``prompt`` as the next turn and return it; ``await`` it for the end
+        (``verbatim``: a prompt starting with ``/`` is text, not a command)."""
         if not prompt or not prompt.strip():
             raise OptionError("the prompt is empty: write what Claude should do")
         self.check_alive()
         turn = Turn(self, prompt, view or NullView(), plan=plan)
+        turn.verbatim = verbatim
         self.runner.enqueue(turn)
         self.notify()
         return turn

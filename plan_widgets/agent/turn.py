@@ -58,6 +58,8 @@ class Turn:
         (``prompt`` then says why)."""
         self.view = view
         self.plan = plan
+        self.verbatim = False
+        """Sent as text even if it starts with ``/`` (the CLI runs no command)."""
         self.number = 0
         self._text: list[str] = []  # joined on demand: `text += delta` would copy it each time
         self.result: dict[str, Any] | None = None

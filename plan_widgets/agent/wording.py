@@ -201,3 +201,9 @@ def mode_refused(wanted: str, got: str) -> str:
     """One line: the CLI did not go into the mode an approval asked for (issue 22)."""
     return (f"the CLI did not switch to {mode_title(wanted)} ({wanted}); it is in "
             f"{mode_title(got)} ({got}) now")
+
+
+def no_such_command(name: str) -> str:
+    """A ``/...`` prompt that names no command or skill of the CLI."""
+    return (f"/{name} is not a command or skill of this session (%claude commands lists "
+            "them): nothing was sent; to send the prompt as text, add --verbatim")

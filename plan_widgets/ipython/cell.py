@@ -18,15 +18,11 @@ from ..agent import wording
 from ..agent.tasks import spawn
 from ..model.errors import OptionError, SessionError
 from . import registry as _registry
-from .obtain import obtain
+from .obtain import configured, from_cell, obtain
 from .output import in_kernel
 from .resume import show_resumed
 
 log = logging.getLogger("plan_widgets")
-
-_CONFIGURED = ("model", "plan_model", "mode", "approval_timeout", "log_dir", "scripted",
-               "cli_path", "kernel_tools", "idle_timeout")
-"""``ClaudeMagics`` settings that are a cell's defaults."""
 
 
 async def run(args: argparse.Namespace, body: str, config: Any = None, *,
@@ -57,7 +53,7 @@ async def run(args: argparse.Namespace, body: str, config: Any = None, *,
     blocked = _blocked(session, kernel)
     view, handle = _show_turn(session, body, blocked, kernel)
     _between_cells(session, view, kernel)
-    turn = _ask(session, body, args.plan, view, handle)
+    turn = _ask(session, body, args, view, handle)
     if turn is None or blocked is not None:
         return
     if background or args.background or (config is not None and not config.wait):
@@ -74,14 +70,8 @@ async def run(args: argparse.Namespace, body: str, config: Any = None, *,
 
 async def _session(args: argparse.Namespace, config: Any) -> Any:
     """The cell's session (reused, adjusted or started), or None after saying why not."""
-    defaults = {k: getattr(config, k) if config is not None else None for k in _CONFIGURED}
-    wanted = {
-        "model": args.model, "plan_model": args.plan_model, "mode": args.mode, "cwd": args.cwd,
-        "scripted": args.scripted, "approval_timeout": args.approval_timeout,
-        "resume": args.resume,
-        "kernel_tools": False if getattr(args, "no_kernel_tools", False) else None,
-    }
-    try:
+    try:  # where options come from, merge, and apply: ipython/obtain.py
+        defaults, wanted = configured(config), from_cell(args)
         session, notes = await obtain(args.session, wanted, defaults, new=args.new)
     except (OptionError, SessionError) as e:
         print(f"%%claude: {e}", file=sys.stderr)
@@ -132,10 +122,11 @@ def _text_between_cells(title: str) -> Any:
     return view
 
 
-def _ask(session: Any, body: str, plan: bool, view: Any, handle: Any) -> Any:
+def _ask(session: Any, body: str, args: argparse.Namespace, view: Any, handle: Any) -> Any:
     """Queue the prompt; the turn, or None after saying why it could not start."""
     try:
-        turn = session.ask(body, view=view, plan=plan)
+        turn = session.ask(body, view=view, plan=args.plan,
+                           verbatim=bool(getattr(args, "verbatim", False)))
     except Exception as e:  # e.g. the session died while starting: say so where it shows
         if handle is None:
             print(f"%%claude: {e}", file=sys.stderr)

@@ -17,14 +17,14 @@ from typing import Any
 
 from ..model.errors import OptionError
 from ..store import LogError
-from . import agents, history, live, policy, registry
+from . import agents, history, listing, live, policy, registry
 from .resume import resume_command
 from .usage import Usage, one_line, raising, split, take
 
 USAGE = """usage: %claude COMMAND [ARGS] [--session NAME]
 
 commands:
-  status              the session's state, mode, model and pending decision
+  status              the session's state, mode, model, pending decision, agent options
   interrupt           interrupt the running turn (a pending decision is cancelled)
   stop                end the session (the CLI exits; %claude resume continues it)
   plan on|off         enter or leave plan mode live
@@ -43,6 +43,9 @@ commands:
   context             how full the context window is, by category (after the last turn)
   agents              the session's subagents: running first, with elapsed time, last tool,
                       tokens and, once ended, their result summary
+  commands            the slash commands and skills the CLI offers: argument hint,
+                      where each comes from (built-in, bundled, project, user, a plugin)
+  tools               the notebook's functions the agent can call (@plan_widgets.tool)
   policy              the administrator's policy (forbidden modes, spending cap, denied
                       tools) and this kernel's limits (idle timeout, live CLIs)
   rewind [TURN] [--yes]
@@ -116,6 +119,8 @@ COMMANDS: dict[str, Command] = {c.name: c for c in [
     Command("plans", history.plans, _session_id, f"%claude plans {_ID}", reads_logs=True),
     Command("context", live.context, live=True),
     Command("agents", agents.agents, live=True),
+    Command("commands", listing.commands, live=True),
+    Command("tools", listing.tools),
     Command("policy", policy.show),
     Command("rewind", live.rewind, _rewind_arguments,
             "%claude rewind [TURN] [--yes] [--session NAME]", live=True),

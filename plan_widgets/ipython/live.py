@@ -13,6 +13,7 @@ from typing import Any
 
 from ..agent.mode_names import mode_title
 from ..agent.tasks import spawn
+from ..model.agent_options import shown
 from ..model.errors import OptionError
 from .usage import one_line
 
@@ -38,6 +39,10 @@ def status(args: argparse.Namespace) -> None:
     print(f"{s.name}: {s.status}{waiting}; mode {mode}; resting {named(s.options.mode)}; "
           f"model {st.model or 'not reported yet'}; {st.turns} turns; ${st.cost_usd:.4f}; "
           f"id {s.session_id}")
+    if s.options.agent:
+        print(f"agent options: {shown(s.options.agent)}")
+    for line in s.options.set_aside:
+        print(line)
     if s.dead:
         print(f"ended: {s.dead}")
     if s.log_problem:

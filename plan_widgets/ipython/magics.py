@@ -19,6 +19,7 @@ from traitlets import (
     Bool,
     CFloat,
     CInt,
+    Dict,
     Enum,
     List,
     TraitError,
@@ -28,6 +29,7 @@ from traitlets import (
     validate,
 )
 
+from ..model.agent_options import EFFORTS
 from ..model.errors import OptionError
 from ..model.options import DEFAULT_APPROVAL_TIMEOUT, RESTING_MODES, check_timeout
 from .usage import Usage, parse_cell_line
@@ -102,6 +104,13 @@ class ClaudeMagics(Magics):
         "", help="Rules that decide what no one can click, e.g. 'plans=approve:acceptEdits; "
         "tools=allow:Read'; unset: PLAN_WIDGETS_RULES (docs/unattended.md)."
     ).tag(config=True)
+
+    agent_options = Dict(
+        help="The SDK's agent options for new sessions, by its names, e.g. {'effort': 'high', "
+        "'add_dirs': ['../data'], 'allowed_tools': ['Read']} (docs/options.md; a cell's "
+        "flags win over them, the administrator's policy over both).",
+    ).tag(config=True)
+
     prestart = Bool(
         True, help="Start the default session's CLI in the background when the extension "
         "loads (with credentials or a scripted model), so the first prompt waits less.",
@@ -143,6 +152,19 @@ class ClaudeMagics(Magics):
     @magic_arguments.argument("--no-kernel-tools", action="store_true",
                               help="start the session without the kernel tools (the agent "
                               "then cannot see variables, run code or propose cells)")
+    @magic_arguments.argument("--effort", default=None, choices=EFFORTS,
+                              help="how hard the model thinks (a new session's option)")
+    @magic_arguments.argument("--add-dir", default=None, action="append", metavar="DIR",
+                              help="another folder the agent may use (repeatable; a new "
+                              "session's option)")
+    @magic_arguments.argument("--allowed-tools", default=None, action="append",
+                              metavar="TOOLS", help="tools allowed without asking, e.g. "
+                              "'Read,Bash(git:*)' (a new session's option; the policy's "
+                              "denied tools still win)")
+    @magic_arguments.argument("--append-system-prompt", default=None, metavar="TEXT",
+                              help="words added to the system prompt (a new session's option)")
+    @magic_arguments.argument("--verbatim", action="store_true",
+                              help="send a prompt that starts with / as text, not a command")
     @magic_arguments.argument("--resume", default=None, metavar="ID",
                               help="resume a session by its id (see %%claude sessions): the "
                               "CLI keeps its transcript, markers and plans come back from the "

@@ -21,25 +21,17 @@ no options would start it. The first ``%%claude`` cell then only sends its promp
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import importlib
 import logging
 from typing import TYPE_CHECKING, Any
-
-from ..model.options import real_path
 
 if TYPE_CHECKING:
     from ..agent.session import Session
 
 log = logging.getLogger("plan_widgets")
-SETTINGS = ("model", "plan_model", "mode", "approval_timeout", "log_dir", "scripted",
-            "cli_path", "kernel_tools", "idle_timeout")
-"""The ``ClaudeMagics`` settings a cell with no options starts a session with."""
 DELAY = 0.05
 """Seconds after ``%load_ext`` before the pre-start begins: the cell that loads the extension
 ends first."""
-_unused: set[int] = set()
-"""Sessions started here (by id) that no cell has used yet."""
 
 
 def schedule(magics: Any) -> None:
@@ -59,8 +51,13 @@ def schedule(magics: Any) -> None:
 async def _prestart(magics: Any) -> None:
     from ..agent.credentials import has_credentials
     from . import registry
+    from .obtain import configured
 
-    settings = {k: getattr(magics, k, None) for k in SETTINGS}
+    try:
+        settings = configured(magics)
+    except Exception as e:  # a bad setting (a typo in agent_options): the first cell says it
+        log.info("no pre-start: %s", e)
+        return
     if _live(registry.get("default")):
         return
     if not settings.get("scripted") and not has_credentials():
@@ -82,53 +79,8 @@ def _live(s: Any) -> bool:
 
 
 def start_default(settings: dict[str, Any]) -> Session:
-    """Start the session ``default`` as a cell with no options would."""
-    from . import registry
+    """Start the session ``default`` as a cell with no options would (the first cell takes
+    it, or it gives way: ``obtain.first_cell``)."""
+    from .obtain import start_unused
 
-    given = {k: v for k, v in settings.items() if v is not None}
-    s = registry.register(registry.checked_options("default", given), set(given))
-    _unused.add(id(s))
-    return s
-
-
-async def first_cell(s: Session | None, wanted: dict[str, Any], defaults: dict[str, Any],
-                     new: bool) -> tuple[Session | None, dict[str, Any], bool]:
-    """A cell asks for the session ``s`` (None: none of its name). If ``s`` was pre-started
-    and no cell used it yet, the cell takes it when it can serve the cell's options, else it
-    gives way (``s`` becomes None, and ``new`` False: there is nothing to replace). Returns
-    ``s``, the cell's options (over the settings as they are now: a ``%config`` since
-    ``%load_ext`` counts), and ``new``."""
-    if s is None or id(s) not in _unused:
-        return s, wanted, new
-    wanted = {**{k: v for k, v in defaults.items() if v is not None},
-              **{k: v for k, v in wanted.items() if v is not None}}
-    if _fits(s, wanted, new) and not (s.dead or s.closed):
-        _unused.discard(id(s))  # the first cell takes it
-        return s, wanted, new
-    await _give_way(s)
-    return None, wanted, False
-
-
-def _fits(s: Session, wanted: dict[str, Any], new: bool) -> bool:
-    """Whether a pre-started session can serve a cell's options (else it gives way)."""
-    o = s.options
-    if any(wanted.get(k) not in (None, getattr(o, k)) for k in ("log_dir", "cli_path",
-                                                                 "idle_timeout")):
-        return False
-    return not (new or wanted.get("resume") or wanted.get("kernel_tools") is False
-                or (wanted.get("cwd") and real_path(wanted["cwd"]) != o.cwd)
-                or (wanted.get("scripted") and real_path(wanted["scripted"]) != o.scripted))
-
-
-async def _give_way(s: Session) -> None:
-    """Close a pre-started session no cell used, and remove its log: it never held a turn."""
-    from . import registry
-
-    _unused.discard(id(s))
-    await s.close()
-    path = s.log_path
-    if path is not None and s.state.turns == 0:
-        for p in path.parent.glob(f"{s.session_id}.*"):
-            with contextlib.suppress(OSError):
-                p.unlink()
-    registry.unregister(s)
+    return start_unused(settings)

@@ -1,8 +1,8 @@
-"""The kernel's live sessions by name: the table, how a session enters it, and how all leave.
+"""The kernel's live sessions by name: the table, and how all leave it.
 
-The other jobs around a session have their own modules: :mod:`.obtain` (the session a cell or
-code runs in: reuse, adjust, or start again), :mod:`.resume_log` (starting a session from its
-event log), :mod:`.prestart` (the default session's CLI started at ``%load_ext``).
+Only the table: how a cell or code comes to its session (options merged, checked, a session
+reused, adjusted or started) is :mod:`.obtain`; :mod:`.resume_log` reads the log a session
+resumes from, :mod:`.prestart` starts the default session's CLI at ``%load_ext``.
 """
 
 from __future__ import annotations
@@ -11,11 +11,9 @@ import asyncio
 import atexit
 import logging
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ..agent.credentials import require_credentials
 from ..model.errors import OptionError
-from ..model.options import SessionOptions
 from ..store import resolve_session_id
 
 log = logging.getLogger("plan_widgets")
@@ -45,48 +43,11 @@ def taken_from_config(name: str) -> set[str]:
     return _from_config.get(name, set())
 
 
-def start(name: str, given: dict[str, Any]) -> Session:
-    """The live session ``name``, or a new one started with ``given`` (no None values; its
-    ``resume``, if any, is a full id). Resuming another conversation under a live session's
-    name is refused, and so is a conversation that already runs under another name."""
-    s = _sessions.get(name)
-    if given.get("resume"):
-        refuse_twice(name, given["resume"])
-        if s is not None and s.session_id != given["resume"] and not (s.dead or s.closed):
-            raise OptionError(
-                f"session {name!r} runs another conversation ({s.session_id}); close it first "
-                f"(%claude stop --session {name}), or resume under another name (--session NAME)"
-            )
-    if s is not None and not (s.dead or s.closed):
-        return s
-    return register(checked_options(name, given))
-
-
-def checked_options(name: str, given: dict[str, Any]) -> SessionOptions:
-    """A new session's options, checked: bad input and missing credentials are one line."""
-    from .policy import current
-
-    opts = SessionOptions(name=name, **current().session_options(given)).validated()
-    require_credentials(opts.scripted, opts.env)
-    return opts
-
-
-def register(opts: SessionOptions, config: set[str] | None = None) -> Session:
-    """Start a session and make it the kernel's session of its name (``config``: the options
-    it took from ``%config``, if a cell started it)."""
-    from ..agent.session import Session
-    from .limits import make_room
-
-    make_room(list(_sessions.values()), opts.name)  # the kernel's cap on live CLIs
-    tools = None
-    if opts.kernel_tools:
-        from .kernel.tools import host_tools
-
-        tools = host_tools(opts.name, interrupt=lambda: _interrupt(opts.name))
-    s = Session(opts, tools=tools)
-    _sessions[opts.name] = s
-    _from_config[opts.name] = set(config or ())
-    return s
+def add(s: Session, config: set[str]) -> None:
+    """Make ``s`` the kernel's session of its name (``config``: the options it took from
+    ``%config``, not from its cells)."""
+    _sessions[s.name] = s
+    _from_config[s.name] = set(config)
 
 
 def unregister(s: Session) -> None:
@@ -94,7 +55,7 @@ def unregister(s: Session) -> None:
     _sessions.pop(s.name, None)
 
 
-def _interrupt(name: str) -> None:
+def interrupt(name: str) -> None:
     """The kernel's stop button stopped the agent's code outside any cell: end the turn too."""
     s = _sessions.get(name)
     if s is not None and not (s.closed or s.dead):

@@ -17,8 +17,8 @@ from ..render.history import history_html, history_lines
 from ..store import SessionLog, newest, session_logs
 from . import registry as _registry
 from .history import log_dir, unreadable
+from .obtain import start_from_log
 from .output import in_kernel, show
-from .resume_log import start_from_log
 
 
 def resume_command(args: argparse.Namespace) -> None:

@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .agent_options import checked as checked_agent
 from .errors import OptionError
 
 RESTING_MODES = ("default", "acceptEdits", "bypassPermissions", "dontAsk", "auto")
 ALL_MODES = (*RESTING_MODES, "plan")
 DEFAULT_APPROVAL_TIMEOUT = 1800.0
-
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,12 @@ class SessionOptions:
     """The CLI stops a session that has spent this much (the SDK's ``max_budget_usd``)."""
     denied_tools: tuple[str, ...] = ()
     """Tools the CLI never runs (the SDK's ``disallowed_tools``)."""
+    agent: Mapping[str, Any] = field(default_factory=dict)
+    """The SDK's other agent options, by its names (``effort``, ``add_dirs``, ...), passed to
+    the CLI (``model/agent_options.py``; docs/options.md)."""
+    set_aside: tuple[str, ...] = ()
+    """One line per option the product owns that was given and set aside (``%claude
+    status`` shows them)."""
 
     def validated(self) -> SessionOptions:
         """Check values a user typed; raise OptionError with one clear line."""
@@ -87,11 +94,23 @@ class SessionOptions:
                                   "leave cli_path unset for the CLI bundled with "
                                   "claude-agent-sdk)")
             cli_path = str(c.resolve())
-        return replace(self, cwd=cwd, scripted=scripted, cli_path=cli_path)
+        agent, notes = checked_agent(self.agent)
+        if agent.get("add_dirs"):
+            agent["add_dirs"] = [_folder(d, "add_dirs") for d in agent["add_dirs"]]
+        return replace(self, cwd=cwd, scripted=scripted, cli_path=cli_path, agent=agent,
+                       set_aside=tuple(dict.fromkeys([*self.set_aside, *notes])))
 
     def with_(self, **changes: Any) -> SessionOptions:
         """A copy with some fields changed (None values are ignored)."""
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+
+def _folder(path: Any, option: str) -> str:
+    """A folder a user named (relative: to the kernel's working folder), as a real path."""
+    p = real_path(str(path))
+    if not os.path.isdir(p):
+        raise OptionError(f"{option} {str(path)!r} is not a directory: give an existing folder")
+    return p
 
 
 def check_allowed(mode: str, forbidden: tuple[str, ...]) -> None:

@@ -77,12 +77,18 @@ async def call(fn: Callable[[], Any], seconds: float) -> Outcome:
 
     thread = threading.Thread(target=target, name="plan_widgets-budget", daemon=True)
     thread.start()
-    try:
-        return await asyncio.wait_for(asyncio.shield(done), seconds)
-    except asyncio.TimeoutError:
+    def stop() -> None:
         with lock:
             if not finished and thread.ident is not None:
                 ctypes.pythonapi.PyThreadState_SetAsyncExc(
                     ctypes.c_ulong(thread.ident), ctypes.py_object(BudgetExceeded))
                 _stuck.append(thread)
+
+    try:
+        return await asyncio.wait_for(asyncio.shield(done), seconds)
+    except asyncio.TimeoutError:
+        stop()
         return Outcome(timed_out=True)
+    except asyncio.CancelledError:  # the caller gave up (the turn was interrupted): so do we
+        stop()
+        raise

@@ -80,7 +80,10 @@ def prompt(notebook: str | None, tools: HostTools) -> str:
         "refused in plan mode, where the code belongs in the plan).\n"
         f"- {q('propose_cell')}: propose code as a new cell of the notebook; the user "
         "decides whether to run it.\n"
-        "Look at the data with these tools before assuming anything about it. Never write or "
+        + "".join(f"- {q(t.name)}: a function of the user's notebook"
+                  + (" (the user approves each call; refused in plan mode)" if t.changes_state
+                     else "") + ".\n" for t in tools.tools[5:])
+        + "Look at the data with these tools before assuming anything about it. Never write or "
         "edit the .ipynb file of the open notebook (the frontend holds it; such writes are "
         "refused): propose a cell instead."
     )
@@ -297,8 +300,10 @@ def host_tools(session: str, *, interrupt: Callable[[], None] | None = None) -> 
     ip = get_ipython()
     if ip is None:
         return None
+    from .user_tools import specs as notebook_functions
+
     notebook = notebook_path(ip.user_ns, os.environ)
-    specs = KernelTools(session, notebook, interrupt).specs()
+    specs = KernelTools(session, notebook, interrupt).specs() + notebook_functions()
     tools = HostTools(tools=specs, server=SERVER, notebook=notebook)
     return HostTools(tools=specs, server=SERVER, notebook=notebook,
                      prompt=prompt(notebook, tools))
