@@ -100,6 +100,13 @@ def test_question_answers_asked_again(answer: str, multi: bool, says: str) -> No
 # -- the view asks again (a real loop; the answers come from a worker thread, as input() does) -
 
 
+@pytest.fixture(autouse=True)
+def someone_types(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests play the person at the terminal (pytest's stdin is no terminal, which
+    would count as an unattended run: ipython/unattended.py)."""
+    monkeypatch.setenv("PLAN_WIDGETS_UNATTENDED", "no")
+
+
 def scripted_view(answers: Iterable[str], **kw: Any) -> tuple[TextTurnView, io.StringIO,
                                                               list[str]]:
     it = iter(answers)
