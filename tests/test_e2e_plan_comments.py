@@ -80,6 +80,9 @@ def test_comments_from_the_card_and_python_reach_the_model_and_the_changes_view(
         assert "Comment: print the user name instead" in sent
         assert "the section '## Notes'" in sent and "Comment: Say which files" in sent
         assert "General feedback: Keep it short." in sent
+        # the card says what the person typed, not the message made for the model (issue 31)
+        assert k.wait_until(lambda: "your feedback: Keep it short." in k.html_text(), 20)
+        assert "commented on lines" not in k.html_text() + static(k)
         # the revision opens on Changes: each comment below its line, touched or not
         assert k.wait_until(lambda: any("Revised plan" in h and "pw-comment-note" in h
                                         for h in _card_heads(k)), 30)

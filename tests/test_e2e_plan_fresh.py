@@ -59,6 +59,10 @@ def test_approve_start_fresh_runs_the_plan_in_a_new_conversation(workdir: Path) 
         assert k.wait_until(lambda: any(
             "Start fresh: the approved plan" in t and "Done: `hello.py` written." in t
             for t in _plain(k)), 20)
+        # the planning turn handed its plan over: no red "Interrupted.", no ✗ (issue 31, 3)
+        ended = " ".join(_plain(k)) + k.html_text()
+        assert "✓ handed its plan over to a new conversation" in ended, ended[-3000:]
+        assert "Interrupted." not in ended and "✗" not in ended, ended[-3000:]
         # the session keeps its name and goes on under the new conversation's id
         new_id = k.eval("s.session_id").strip("'")
         assert new_id != old_id and k.eval("s.name") == "'default'"

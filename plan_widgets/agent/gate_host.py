@@ -97,6 +97,9 @@ class SessionGateHost:
     def _decided(self, d: Decision) -> None:
         self.s.emit(d.decided_event())
         if isinstance(d, PlanDecision) and d.fresh and d.approved_plan is not None:
+            turn = self.runner.cli_turn or self.runner.turn
+            if turn is not None:  # it ends as handed over, not as failed
+                turn.handed_over = True
             self.start_fresh(d)  # the plan runs in a new conversation (handoff)
 
     def decision_closed(self, d: Decision) -> None:

@@ -187,6 +187,9 @@ class Runner:
             return
         s = self.s
         r = result or sig.TurnResult(subtype="error" if error else "success")
+        handed = turn.handed_over and error == wording.INTERRUPTED
+        if handed:  # start fresh: the planning turn ends as the CLI stops it, on purpose
+            error = None
         dur = r.duration_ms
         if dur is None and turn.started_at is not None:
             dur = int((time.monotonic() - turn.started_at) * 1000)
@@ -203,8 +206,9 @@ class Runner:
                        "duration_ms": dur, "num_turns": r.num_turns, "session_id": r.session_id}
         if error:
             turn.view.error(error)
-        turn.view.finished(wording.turn_summary(dur, r.input_tokens, r.output_tokens,
-                                                turn_cost, total), error is None)
+        summary = wording.turn_summary(dur, r.input_tokens, r.output_tokens, turn_cost, total)
+        turn.view.finished(f"{wording.HANDED_OVER} · {summary}" if handed else summary,
+                           error is None)
         if turn.files and s.options.checkpointing:
             self.files_turn = (turn.number, list(turn.files))
             _hook(turn.view, "files_changed", turn)

@@ -72,6 +72,8 @@ class Turn:
         """The uuid the prompt was sent with (its file checkpoint: :meth:`rewind`)."""
         self.files: list[str] = []
         """The files this turn's Write/Edit tools changed, in order."""
+        self.handed_over = False
+        """Its plan was approved to start fresh: the CLI's "interrupted" end is no failure."""
 
     @property
     def text(self) -> str:
