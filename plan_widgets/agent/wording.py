@@ -192,7 +192,9 @@ def unmatched_result(origin: str | None) -> str:
 
 
 def between_cells_card(agent: str | None) -> str:
-    return f'Agent "{agent}" asks' if agent else "The agent asks"
+    """The title above a card that comes after its cell ended. A subagent's card names it
+    itself (``Agent "…" asks``): the title does not say it a second time."""
+    return "A background agent needs your decision" if agent else "The agent asks"
 
 
 def injected(kind: str) -> str:
