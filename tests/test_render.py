@@ -754,3 +754,18 @@ LINES = ["para text", "more *text*", "", "", "- item", "* star", "1. one", "2) t
        st.integers(min_value=1, max_value=9))
 def test_property_streamed_pieces_render_as_the_whole(doc: str, step: int) -> None:
     assert _streamed_bodies(doc, step) == body(render_html(doc))
+
+
+def test_the_marks_a_view_shows_need_no_emoji_font() -> None:
+    """Issue 31: a page or a magnifier emoji is an empty box where the machine has no emoji
+    font (Chromium on Linux). A tool line's mark is ASCII or one of a few glyphs that DejaVu
+    and Liberation both draw (the screenshots of test_browser_plan_comments.py show them)."""
+    from plan_widgets.widgets.progress import _MARK
+    from plan_widgets.widgets.turn import _tool_html
+
+    safe = set("±≡•")  # Latin-1 and WGL4: in every text font
+    for name in ("Bash", "Write", "Edit", "Read", "Glob", "Grep", "WebFetch", "Task"):
+        shown = text_of(_tool_html(name, {"file_path": "/x"}, done=True))
+        mark = shown.strip().split(" ", 1)[0]
+        assert all(c.isascii() or c in safe for c in mark), (name, mark)
+    assert all(ord(m) < 0x2700 for m, _c, _w in _MARK.values())  # ☐ ◐ ☑: no emoji
