@@ -6,6 +6,7 @@ kernel, the scripted model."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -46,6 +47,8 @@ def test_approve_start_fresh_runs_the_plan_in_a_new_conversation(workdir: Path) 
         out = k.execute("%%claude --scripted plan_fresh.yaml --plan --mode acceptEdits\n"
                         "Plan a greeting")
         assert "Waiting for your decision (plan)" in out["shown"], out
+        # while the plan waits, the bar already shows how full the planning context is
+        assert k.wait_until(lambda: re.search(r"<b>ctx \d+%</b>", k.html_text()), 20)
         k.execute("s = plan_widgets.get()\nbefore = await s.context_usage()")
         before = int(k.eval("before.total_tokens"))
         old_id = k.eval("s.session_id").strip("'")
@@ -75,8 +78,14 @@ def test_approve_start_fresh_runs_the_plan_in_a_new_conversation(workdir: Path) 
         after = int(k.eval("s.context.total_tokens"))
         assert after < before / 2, (before, after)
         label = k.eval("s.context.label").strip("'")
-        assert label != k.eval("before.label").strip("'")  # e.g. ctx 4% -> ctx 1%
+        # the bar shows the drop: ctx 10% → 3% (the planning conversation's peak, then now)
+        assert label.startswith(k.eval("before.label").strip("'") + " → "), label
         assert k.wait_until(lambda: label in k.html_text(), 10)
+        # turns are numbered as the person saw them: planning (1), the plan's (2); /clear
+        # is none of them, in the Rewind button, the files line and the log
+        assert k.find_widgets("ButtonModel", description="Rewind files (turn 2)")
+        assert any("%claude rewind 2" in t for t in _plain(k))
+        assert k.eval("[e.turn for e in s.events if e.type == 'turn:started']") == "[1, 2]"
         # the log: the old conversation's ends with the handoff, the new one begins with it
         logs = workdir / ".plan_widgets" / "sessions"
         old_log, new_log = _events(logs / f"{old_id}.jsonl"), _events(logs / f"{new_id}.jsonl")

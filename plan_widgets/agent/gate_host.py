@@ -78,6 +78,7 @@ class SessionGateHost:
                                   if r.kind == "plan" and r.mode_after), None)
             d.on_comment = lambda c, added: s.emit(ev.PlanCommented(
                 decision_id=d.id, removed=not added, **c.as_dict()))
+            self.runner.measure_soon(s.state.turns)  # the meter while the plan waits
         rec = self.runner.agents.record(d.agent_id)
         d.agent = rec.description if rec is not None else d.agent_id
         view, own = self.runner.decision_view(d)
