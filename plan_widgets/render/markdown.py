@@ -185,3 +185,55 @@ def summarize(value: Any, limit: int = 120) -> str:
     if len(text) <= limit:
         return text
     return text[: limit - 1] + "…" if limit > 0 else ""
+
+
+_HEADING = re.compile(r"(#{1,6})[ \t]+(.*?)[ \t#]*$")
+_ITEM = re.compile(r"([-*+]|\d{1,9}[.)])[ \t]+(.*)$")
+_ONE_PARAGRAPH = re.compile(r"\s*<p>(.*)</p>\s*", re.S)
+_FENCE = re.compile(r"[ \t]{0,3}(```|~~~)")
+
+
+def plan_line_views(plan: str) -> list[tuple[int, str]]:
+    """A plan's lines with text, each as inline HTML on its own (a line a user can click to
+    comment on: a checkbox's description takes only inline HTML): ``(line number, html)``.
+    A heading is bold, a list item keeps its marker, a line in a fenced code block is code,
+    the rest is the line's inline Markdown through the render path (anything that renders as
+    a block of its own is shown as its text). Fences themselves are not lines to pick."""
+    out: list[tuple[int, str]] = []
+    fenced = False
+    for n, line in enumerate(plan.replace("\r\n", "\n").replace("\r", "\n").split("\n"), 1):
+        if _FENCE.match(line):
+            fenced = not fenced
+            continue
+        if not line.strip():
+            continue
+        indent = len(line) - len(line.lstrip(" \t"))
+        text = line.strip()
+        heading, item = _HEADING.match(text), _ITEM.match(text)
+        if fenced:
+            inner = f"<code>{escape(line)}</code>"
+        elif heading:
+            inner = f"<b>{_inline(heading.group(2))}</b>"
+        elif item:
+            mark = "•" if item.group(1) in "-*+" else item.group(1)
+            inner = f"{escape(mark)} {_inline(item.group(2))}"
+        else:
+            inner = _inline(text)
+        pad = f"padding-left:{min(indent, 12) * 0.5:g}em" if indent and not fenced else ""
+        out.append((n, inline_html(inner, pad)))
+    return out
+
+
+def inline_html(safe_inline: str, style: str = "") -> str:
+    """Safe inline HTML in a ``<span>`` the math renderers leave alone (``$`` and ``\\`` as
+    character references)."""
+    css = f' style="{escape(style)}"' if style else ""
+    return f'<span class="{NO_MATH}"{css}>{safe_inline.translate(_TEX_CHARS)}</span>'
+
+
+def _inline(text: str) -> str:
+    """``text``'s inline Markdown as safe inline HTML (its text, escaped, if it is a block)."""
+    m = _ONE_PARAGRAPH.fullmatch(to_html(text))
+    if m is None or "<p>" in m.group(1):
+        return escape(text)
+    return " ".join(m.group(1).split("\n"))
