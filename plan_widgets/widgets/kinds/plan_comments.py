@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ...agent.comments import PlanComment
 from ...agent.decisions import PlanDecision
-from ...render.markdown import SMALL_STYLE, escape
+from ...render.markdown import SMALL_STYLE, escape, plan_line_html
 
 NOTE_STYLE = ("display:block;white-space:normal;word-break:normal;overflow-wrap:break-word;"
               "margin:2px 0 6px 2.2em;padding:3px 8px;"
@@ -28,9 +28,10 @@ def comments_html(d: PlanDecision) -> str:
         return ""
     sent = d.outcome is not None and d.outcome.status == "rejected"
     head = "Your comments (sent with Keep planning)" if sent else "Your comments"
-    items = "".join(
-        f'<li class="pw-comment"><b>{escape(where(c))}</b>: <q>{escape(c.quote)}</q><br>'
-        f"{escape(c.note)}</li>" for c in sorted(d.comments, key=lambda c: c.line))
+    items = "".join(  # the line as it reads in the plan (a section: its title says it)
+        f'<li class="pw-comment"><b>{escape(where(c))}</b>'
+        + ("" if c.section else f": <q>{plan_line_html(c.quote)}</q>")
+        + f"<br>{escape(c.note)}</li>" for c in sorted(d.comments, key=lambda c: c.line))
     return (f'<div class="pw-comments" style="margin:6px 0"><div style="{SMALL_STYLE}">'
             f'{escape(head)}</div><ul style="margin:2px 0 4px 0;padding-left:1.4em">{items}'
             "</ul></div>")

@@ -122,6 +122,8 @@ class PlanEditor:
         self.discard_button: w.Button | None = None
         self.on_show: Callable[[], object] = lambda: None
         """Called before the head changes view (the card closes its line view: plan_lines)."""
+        self.commenting = False
+        """The plan shows line by line below the head (plan_lines): the head is its title."""
         decision.watch(self._on_decided)
 
     # -- the card's actions ------------------------------------------------------------------
@@ -182,7 +184,8 @@ class PlanEditor:
 
     def show_head(self, view: str | None = None) -> None:
         """The head alone in ``view`` (None: the editor's own view again)."""
-        set_html(self.head, plan_head(self.d, view or self.mode))
+        set_html(self.head, plan_head(self.d, view or ("comment" if self.commenting
+                                                       else self.mode)))
 
     def _show(self, mode: str) -> None:
         """Show the head as ``mode`` says, and the editor's widgets while it is open."""
@@ -211,4 +214,5 @@ class PlanEditor:
             at = kids.index(self.head) + 1
             self.card.children = (*kids[:at], *self.controls, *[
                 c for c in kids[at:] if c not in self.controls])
-        set_html(self.head, plan_head(self.d))
+        set_html(self.head, plan_head(self.d, "comment" if self.commenting and not self.d.done
+                                      else "auto"))

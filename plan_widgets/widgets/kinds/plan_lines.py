@@ -26,13 +26,14 @@ import ipywidgets as w
 from ...agent.comments import CommentError, PlanComment, make_comment
 from ...agent.decisions import PlanDecision
 from ...render.markdown import SMALL_STYLE, escape, html_block, plan_line_views
-from ..shared import close_tree, look, typed_area
+from ..shared import close_tree, look, shared, typed_area
 from .plan_comments import NOTE_STYLE
 
 LINE_CSS = (
     "<style>"
     ".pw-plan-line.widget-checkbox{height:auto;margin:0;width:auto}"
-    ".pw-plan-line label{display:block;width:100%;height:auto;line-height:1.5;cursor:pointer;"
+    ".pw-plan-line label{display:block;box-sizing:border-box;width:100%;height:auto;"
+    "line-height:1.5;cursor:pointer;"
     "white-space:normal;overflow-wrap:break-word;padding:1px 6px;margin:0;"
     "border-left:3px solid transparent;border-radius:3px}"
     ".pw-plan-line label>span{white-space:normal;overflow:visible;text-overflow:clip}"
@@ -85,9 +86,9 @@ class CommentBox:
         if self.view is None:
             self._build()
         assert self.view is not None
-        self.shown = True
+        self.shown = editor.commenting = True
         self.open_button.description = "Done commenting"
-        editor.show_head("comment")
+        editor.show_head()
         kids = list(self.card.children)
         at = kids.index(editor.head) + 1
         self.card.children = (*kids[:at], self.view, *kids[at:])
@@ -97,7 +98,7 @@ class CommentBox:
         """Back to the rendered plan (its comments listed below it)."""
         if not self.shown:
             return
-        self.shown = False
+        self.shown = self.card.editor.commenting = False
         self.open_button.description = "Comment on a line"
         self.card.children = tuple(c for c in self.card.children if c is not self.view)
         if redraw:
@@ -120,8 +121,9 @@ class CommentBox:
         cancel = w.Button(description="Cancel", icon="times", **look("auto", "button"))
         cancel.on_click(lambda _b: self._pick(None))
         self.form = w.VBox([self.note, w.HBox([self.add_button, cancel])],
-                           layout=w.Layout(margin="0 0 4px 2em"))
-        self.view = w.VBox([hint], layout=w.Layout(margin="0 0 4px 0"),
+                           layout=w.Layout(margin="0 0 4px 2em", width="calc(100% - 2em)"))
+        self.view = w.VBox([hint], layout=w.Layout(flex="1 1 100%", min_width="0",
+                                                   margin="0 0 4px 0"),
                            _dom_classes=("pw-plan-lines",))
 
     def _layout(self) -> None:
@@ -154,7 +156,8 @@ class CommentBox:
             drop = w.Button(description="Remove comment", icon="trash",
                             **look("auto", "button"))
             drop.on_click(lambda _b: self.remove(c))
-            row = self._notes[c] = w.HBox([text, edit, drop], _dom_classes=("pw-comment-row",))
+            row = self._notes[c] = w.HBox([text, edit, drop], layout=shared("bar"),
+                                          _dom_classes=("pw-comment-row",))
         return row
 
     # -- picking a line, adding, editing, removing -------------------------------------------
