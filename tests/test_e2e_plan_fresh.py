@@ -93,6 +93,9 @@ def test_approve_start_fresh_runs_the_plan_in_a_new_conversation(workdir: Path) 
         assert len(handoff) == 1 and handoff[0]["old_id"] == old_id
         assert handoff[0]["new_id"] == new_id and "# Plan: greet" in str(handoff[0]["plan"])
         assert [e["type"] for e in new_log[:2]] == ["session:started", "plan:handoff"]
+        ended = [e for e in old_log if e["type"] == "turn:ended"]  # no /clear turn logged
+        assert [(e["turn"], e["is_error"], e["message"]) for e in ended] == [
+            (1, False, "handed its plan over to a new conversation")]
         assert any(e["type"] == "turn:ended" for e in new_log)  # the plan's turn is logged there
         # %claude sessions (and history) lists both, each naming the other
         for command in ("sessions", "history"):

@@ -192,8 +192,7 @@ class Runner:
         s = self.s
         r = result or sig.TurnResult(subtype="error" if error else "success")
         handed = turn.handed_over and error == wording.INTERRUPTED
-        if handed:  # start fresh: the planning turn ends as the CLI stops it, on purpose
-            error = None
+        error = None if handed else error  # start fresh: the CLI stops it, on purpose
         dur = r.duration_ms
         if dur is None and turn.started_at is not None:
             dur = int((time.monotonic() - turn.started_at) * 1000)
@@ -202,7 +201,8 @@ class Runner:
             s.emit(ev.TurnEnded(
                 turn=turn.number, result=r.subtype, is_error=error is not None,
                 cost_usd=r.cost_usd, input_tokens=r.input_tokens, output_tokens=r.output_tokens,
-                duration_ms=dur, message=error, files=list(turn.files),
+                duration_ms=dur, message=error or (wording.HANDED_OVER if handed else None),
+                files=list(turn.files),
                 origin=r.origin if turn.origin != "user" else None))
         total = s.state.cost_usd  # the CLI reports a running total: show this turn's share
         turn_cost = max(total - before, 0.0) if r.cost_usd is not None else None
