@@ -133,8 +133,7 @@ class CommentBox:
             return
         by_line: dict[int, list[w.Widget]] = {}
         for c in self.d.comments:
-            if c is not self.editing:
-                by_line.setdefault(c.line, []).append(self._note_row(c))
+            by_line.setdefault(c.line, []).append(self._note_row(c))
         for gone in [c for c in self._notes if c not in self.d.comments]:
             close_tree([self._notes.pop(gone)])
         kids: list[w.Widget] = [self.view.children[0]]
@@ -228,12 +227,13 @@ class CommentBox:
         self.card.set_status(f'<span style="color:#b91c1c">{escape(msg)}.</span>')
 
     def _on_change(self) -> None:
-        if self.d.done:
-            self.close(redraw=False)  # the editor shows what was decided
+        if self.d.done:  # the editor shows what was decided; the line view goes
+            self.close(redraw=False)
             self.open_button.disabled = True
-            for c in [*self.rows.values(), self.note, self.add_button]:
-                if c is not None:
-                    c.disabled = True
+            # out of the card's tree now, so closed here (the card closes only its tree)
+            close_tree([x for x in (self.view, self.form, *self._notes.values()) if x])
+            self.view = self.form = None
+            self._notes.clear()
         elif self.shown:
             self._layout()
 
