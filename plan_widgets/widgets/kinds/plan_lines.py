@@ -19,6 +19,7 @@ with a highlight under the mouse, on focus and when picked.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import ipywidgets as w
@@ -26,7 +27,7 @@ import ipywidgets as w
 from ...agent.comments import CommentError, PlanComment, make_comment
 from ...agent.decisions import PlanDecision
 from ...render.markdown import SMALL_STYLE, escape, html_block, plan_line_views
-from ..shared import close_tree, look, shared, typed_area
+from ..shared import close_tree, look, on_change, on_click, shared, typed_area
 from .plan_comments import NOTE_STYLE
 
 LINE_CSS = (
@@ -55,7 +56,7 @@ class CommentBox:
         self.open_button = w.Button(description="Comment on a line", icon="comment",
                                     tooltip="Show the plan line by line: click a line to "
                                     "comment on it", **look("auto", "button"))
-        self.open_button.on_click(lambda _b: self.toggle())
+        on_click(self.open_button, lambda _b: self.toggle())
         self.controls: list[w.Widget] = [self.open_button]
         self.view: w.VBox | None = None
         self.rows: dict[int, w.Checkbox] = {}
@@ -111,15 +112,15 @@ class CommentBox:
             row = w.Checkbox(value=False, indent=False, description_allow_html=True,
                              description=html, _dom_classes=("pw-plan-line",),
                              **look("option", "checkbox"))
-            row.observe(lambda ch, n=n: self._clicked(n, ch["new"]), "value")
+            on_change(row, self._on_line(n), "value")
             self.rows[n] = row
         self.note = typed_area(placeholder="Your comment on this line (what should change?)",
                                rows=2, _dom_classes=("pw-comment-text",))
         self.add_button = w.Button(description="Add comment", icon="plus",
                                    button_style="primary", **look("auto", "button"))
-        self.add_button.on_click(lambda _b: self.add())
+        on_click(self.add_button, lambda _b: self.add())
         cancel = w.Button(description="Cancel", icon="times", **look("auto", "button"))
-        cancel.on_click(lambda _b: self._pick(None))
+        on_click(cancel, lambda _b: self._pick(None))
         self.form = w.VBox([self.note, w.HBox([self.add_button, cancel])],
                            layout=w.Layout(margin="0 0 4px 2em", width="calc(100% - 2em)"))
         self.view = w.VBox([hint], layout=w.Layout(flex="1 1 100%", min_width="0",
@@ -151,15 +152,18 @@ class CommentBox:
                                      f"<b>Your comment:</b> {escape(c.note)}</span>", "pw-html"),
                           **look("full", "html"))
             edit = w.Button(description="Edit comment", icon="edit", **look("auto", "button"))
-            edit.on_click(lambda _b: self.edit(c))
+            on_click(edit, lambda _b: self.edit(c))
             drop = w.Button(description="Remove comment", icon="trash",
                             **look("auto", "button"))
-            drop.on_click(lambda _b: self.remove(c))
+            on_click(drop, lambda _b: self.remove(c))
             row = self._notes[c] = w.HBox([text, edit, drop], layout=shared("bar"),
                                           _dom_classes=("pw-comment-row",))
         return row
 
     # -- picking a line, adding, editing, removing -------------------------------------------
+    def _on_line(self, n: int) -> Callable[[dict[str, Any]], None]:
+        return lambda change: self._clicked(n, change["new"])
+
     def _clicked(self, n: int, value: bool) -> None:
         if self._quiet or self.d.done:
             return
