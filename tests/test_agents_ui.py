@@ -503,3 +503,44 @@ def test_an_open_list_moves_a_running_agents_time_on(comms: Comms,
 
     before, after = run(main())
     assert " 5 s" in before and (" 7 s" in after or " 8 s" in after), (before, after)
+
+
+# -- issue 31: an agent's result is its report; a stopped agent says so once ---------------------
+HAND_BACK = (  # the CLI's Agent result (2.1.332, measured), framed for the model
+    "<tools-used-before-summary>Write</tools-used-before-summary>\n  \n[Subagent hand-back] The "
+    "text below is the final report of a subagent this session delegated to. It is model "
+    "output, NOT a message from the user. The report follows:\n  Subagent: both files "
+    "**written**.\n  - a.txt\nagentId: a1ea204b965333cb4 (use SendMessage with to: "
+    "'a1ea204b965333cb4', summary: '<5-10 word recap>' to continue this agent)\n<usage>"
+    "subagent_tokens: 2835\ntool_uses: 2\nduration_ms: 398</usage>")
+LAUNCHED = (
+    "Async agent launched successfully. (This tool result is internal metadata — never quote "
+    "or paste any part of it, including the agentId below, into a user-facing reply.)\n"
+    "agentId: ab33119158d06dcd5 (internal ID - do not mention to user. Use SendMessage with "
+    "to: 'ab33119158d06dcd5', summary: '<5-10 word recap>' to continue this agent.)\nThe "
+    "agent is working in the background.")
+
+
+def test_an_agents_result_is_its_report_and_a_stopped_agent_says_so_once(
+        comms: Comms, displays: list[Handle]) -> None:
+    async def main() -> Any:
+        view = _view()
+        view.tool_started("a1", "Agent", {"description": "Two files", "prompt": "go"})
+        view.tool_finished("a1", HAND_BACK, False)
+        view.tool_started("a2", "Agent", {"description": "Slow research", "prompt": "go",
+                                          "run_in_background": True})
+        view.tool_finished("a2", LAUNCHED, False)
+        view.agent_updated("a2", _record(id="task-2", tool_use_id="a2", status="killed",
+                                         description="Slow research", summary="Slow research",
+                                         ended=time.time(), duration_ms=29_000))
+        return view
+
+    view = run(main())
+    one = _outputs_html(view.nested.blocks["a1"].box)
+    assert "Subagent: both files <strong>written</strong>." in one and "<li>a.txt</li>" in one
+    for framing in ("hand-back", "agentId", "SendMessage", "usage", "tools-used", "model"):
+        assert framing not in one, framing
+    two = _text(_outputs_html(view.nested.blocks["a2"].box))
+    assert "Started in the background" in two and "internal" not in two and "agentId" not in two
+    assert '✗ ↳ Agent "Slow research" · stopped · 3 tools · 1.2k tokens · 29 s' in two
+    assert "killed" not in two and two.count("Slow research") == 1

@@ -1,7 +1,9 @@
-"""Comments on a plan's lines in JupyterLab 4 and Notebook 7 (issue 22, point 2), with the
-mouse and the keyboard: a card with two comments, and the revised plan's Changes view with each
-comment below its line. Screenshots at 800 and 1,400 px in ``test-artifacts/screenshots/``
-(``<ui>-<width>-plan-comments.png``, ``<ui>-<width>-plan-changes-comments.png``); the same
+"""Comments on a plan's lines in JupyterLab 4 and Notebook 7 (issue 22, point 2; issue 31,
+point 5), with the mouse and the keyboard: lines picked by clicking them in the plan (and by
+Space), a comment added by keyboard, one removed, one edited, then the revised plan's Changes
+view with each comment below its line. Screenshots at 800 and 1,400 px in
+``test-artifacts/screenshots/`` (``<ui>-<width>-plan-lines.png``,
+``<ui>-<width>-plan-comments.png``, ``<ui>-<width>-plan-changes-comments.png``); the same
 layout checks as every card (test_browser_cards)."""
 
 from __future__ import annotations
@@ -81,18 +83,48 @@ def test_plan_comments_in_a_real_browser(tmp_path: Path, ui: str) -> None:
             run_cell(page, cells, 1)
             cell = cells.nth(1)
             card = cell.locator(".pw-card-plan").first
+            # the plan line by line, rendered: a click on a line opens a note below it
             button(card, "Comment on a line").click()
-            picker = card.locator(".pw-comment-line select")
+            lines = card.locator(".pw-plan-line")
+            expect(lines.filter(has_text="Notes")).to_have_count(1)
+            expect(card.locator(".pw-plan-line code", has_text="hello.py")).to_have_count(1)
+            expect(lines.filter(has_text="##")).to_have_count(0)  # no Markdown marks
             note = card.locator(".pw-comment-text textarea")
-            picker.select_option(label="5: 1. Create `hello.py` that prints hello.")
-            note.fill("Print the user's name, not the world.")
+            lines.filter(has_text="that prints hello").click()
+            note.click()
+            note.press_sequentially("Print the world.")
             button(card, "Add comment").click()
-            expect(card.locator(".pw-comment")).to_have_count(1)
-            picker.select_option(label="8: ## Notes")
-            note.fill("Say which files stay untouched.")
+            rows = card.locator(".pw-comment-row")
+            expect(rows).to_have_count(1)
+            # by keyboard: Space on the Notes heading's line, type, Tab to Add comment, Enter
+            lines.filter(has_text="Notes").locator("input").focus()
+            page.keyboard.press("Space")
+            note.click()
+            page.keyboard.type("Say which files stay untouched.")
+            page.keyboard.press("Tab")
+            page.keyboard.press("Enter")
+            expect(rows).to_have_count(2)
+            # a slip, removed; the first comment edited before sending
+            lines.filter(has_text="Run it once").click()
+            note.click()
+            note.press_sequentially("A slip.")
             button(card, "Add comment").click()
+            expect(rows).to_have_count(3)
+            button(rows.filter(has_text="A slip."), "Remove comment").click()
+            expect(rows).to_have_count(2)
+            button(rows.filter(has_text="Print the world."), "Edit comment").click()
+            expect(note).to_have_value("Print the world.")
+            note.click()
+            page.keyboard.press("ControlOrMeta+a")
+            note.press_sequentially("Print the user's name, not the world.")
+            shoot(card, "plan-lines")
+            button(card, "Save comment").click()
+            expect(rows.filter(has_text="Print the user's name")).to_have_count(1)
+            expect(rows).to_have_count(2)
+            button(card, "Done commenting").click()
             expect(card.locator(".pw-comment")).to_have_count(2)
             expect(card).to_contain_text("Section “Notes”")
+            expect(card).not_to_contain_text("A slip.")
             # The feedback is typed key by key while another cell keeps the kernel busy, and
             # Keep planning is clicked at once: the whole text must go with it (the page holds
             # a widget's later keystrokes until the kernel answers the first; the click must
@@ -119,7 +151,10 @@ def test_plan_comments_in_a_real_browser(tmp_path: Path, ui: str) -> None:
                 1, timeout=CELL_TIMEOUT * 1000)
             expect(turn).to_contain_text("Your comments (sent with Keep planning)")
             run_cell(page, cells, 3)  # what Keep planning sent: the whole typed feedback
-            expect(cells.nth(3).locator(".jp-OutputArea-output")).to_contain_text(FEEDBACK)
+            sent = cells.nth(3).locator(".jp-OutputArea-output")
+            expect(sent).to_contain_text(FEEDBACK)
+            expect(sent).to_contain_text("Comment: Print the user's name, not the world.")
+            expect(sent).not_to_contain_text("A slip.")
             run_cell(page, cells, 4)
             expect(cells.nth(4).locator(".jp-OutputArea-output")).to_contain_text("closed")
             assert_nothing_ran(page, dialogs)

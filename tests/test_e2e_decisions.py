@@ -205,6 +205,8 @@ def test_tool_allowed_by_click(kernel: Kernel, workdir: Path) -> None:
     assert (workdir / "second.txt").read_text() == "two\n"
     assert "Both files written" in "\n".join(kernel.markdown_outputs())
     assert kernel.eval("plan_widgets.get().mode") == "'default'"
+    # Allowed once: the finished cards no longer offer what Always allow would do (issue 31)
+    assert "Always allow also" not in "\n".join(kernel.markdown_outputs())
 
 
 def test_tool_always_allowed_applies_the_suggestions(kernel: Kernel, workdir: Path) -> None:

@@ -44,21 +44,43 @@ def test_comments_from_the_card_and_python_reach_the_model_and_the_changes_view(
             assert err["text"].startswith("ERR ") and why in err["text"], err["text"]
             assert err["text"].count("\n") == 1  # one line
         assert k.eval("len(d.comments)") == "1"
-        # from the card: open the picker, pick the "## Notes" heading (its section), type, add
+        # from the card: the plan line by line, rendered (no Markdown marks); click the
+        # "## Notes" heading (its section), type, add
         k.click(k.wait_widget("ButtonModel", description="Comment on a line"))
-        picker = k.wait_widget("DropdownModel", description="Line")
-        labels = k.widgets[picker]["_options_labels"]
-        notes_at = next(i for i, lb in enumerate(labels) if lb.endswith("## Notes"))
-        k.select(picker, notes_at)
+        k.wait_widget("ButtonModel", description="Done commenting")
+        lines = {k.widgets[c]["description"]: c
+                 for c in k.find_widgets("CheckboxModel", _dom_classes=["pw-plan-line"])}
+        notes = next(c for h, c in lines.items() if "<b>Notes</b>" in h)
+        assert any("<code>hello.py</code>" in h for h in lines) and not any(
+            "##" in h or "`" in h for h in lines)
+        k.set_value(notes, True)
         text = k.wait_widget("TextareaModel", _dom_classes=["pw-comment-text"])
         k.set_value(text, "Say which files stay untouched")
         k.click(k.wait_widget("ButtonModel", description="Add comment"))
         assert k.wait_until(lambda: k.eval("len(d.comments)") == "2", 20)
         assert k.eval("d.comments[1].section") == "True"
         # an empty comment from the card: one line on the card, nothing added
+        k.set_value(notes, True)
         k.click(k.wait_widget("ButtonModel", description="Add comment"))
         assert k.wait_until(lambda: "The comment is empty" in k.html_text(), 20)
         assert k.eval("len(d.comments)") == "2"
+        # edit a comment (Python's, shown below its line) and remove one added by mistake
+        k.click(k.wait_widget("ButtonModel", description="Edit comment", index=0))
+        assert k.wait_until(lambda: k.widgets[text]["value"] == "print the user name instead")
+        k.set_value(text, "print the user name instead, not hello")
+        k.click(k.wait_widget("ButtonModel", description="Save comment"))
+        assert k.wait_until(lambda: "not hello" in k.eval("[c.note for c in d.comments]"), 20)
+        k.execute("d.comment(6, 'a slip')")
+        slip = k.wait_until(lambda: [c for c in k.find_widgets("HTMLModel")
+                                     if "a slip" in k.widgets[c].get("value", "")])[0]
+        row = k.wait_until(lambda: [r for r in k.find_widgets("HBoxModel") if f"IPY_MODEL_{slip}"
+                                    in k.widgets[r].get("children", [])])[0]
+        drop = k.widgets[row]["children"][2].removeprefix("IPY_MODEL_")
+        assert k.widgets[drop]["description"] == "Remove comment"
+        k.click(drop)
+        assert k.wait_until(lambda: k.eval("sorted(c.line for c in d.comments)") == "[5, 8]")
+        assert "not hello" in k.eval("[c.note for c in d.comments]")
+        k.set_value(notes, True)  # the form below the Notes heading again, for what follows
         # Keep planning with a 100 KB comment typed and not added: one line on the card, the
         # text stays in its box, nothing is sent
         feedback = k.wait_widget("TextareaModel", placeholder=(
@@ -77,9 +99,12 @@ def test_comments_from_the_card_and_python_reach_the_model_and_the_changes_view(
         sent = next(r["tool_result"] for r in requests_of(workdir)
                     if "commented on lines" in r.get("tool_result", ""))
         assert "> 1. Create `hello.py` that prints hello." in sent
-        assert "Comment: print the user name instead" in sent
+        assert "Comment: print the user name instead, not hello" in sent
         assert "the section '## Notes'" in sent and "Comment: Say which files" in sent
         assert "General feedback: Keep it short." in sent
+        # the card says what the person typed, not the message made for the model (issue 31)
+        assert k.wait_until(lambda: "your feedback: Keep it short." in k.html_text(), 20)
+        assert "commented on lines" not in k.html_text() + static(k)
         # the revision opens on Changes: each comment below its line, touched or not
         assert k.wait_until(lambda: any("Revised plan" in h and "pw-comment-note" in h
                                         for h in _card_heads(k)), 30)
@@ -92,7 +117,7 @@ def test_comments_from_the_card_and_python_reach_the_model_and_the_changes_view(
         # the comments are in the log, as events
         log = Path(k.eval("str(plan_widgets.get().log_path)").strip("'"))
         kinds = [json.loads(x)["type"] for x in log.read_text().splitlines()]
-        assert kinds.count("plan:commented") == 2
+        assert kinds.count("plan:commented") == 6  # 2 added, 1 edited (-, +), 1 slip (+, -)
         k.execute("plan_widgets.get().pending.approve('acceptEdits')")
         assert k.execute("print(await plan_widgets.get().wait(60))")["text"].strip() == "idle"
         # the finished cell's static output keeps the comments
@@ -107,9 +132,9 @@ def test_comments_from_the_card_and_python_reach_the_model_and_the_changes_view(
     try:
         k.execute("%load_ext plan_widgets\nimport plan_widgets")
         k.execute(f"%claude resume {sid[:8]}")
-        got = k.eval("[(c['line'], c['note']) for r in plan_widgets.get().state.decisions"
-                     ".values() for c in r.comments]")
-        assert got == ("[(5, 'print the user name instead'), "
+        got = k.eval("sorted((c['line'], c['note']) for r in plan_widgets.get().state"
+                     ".decisions.values() for c in r.comments)")
+        assert got == ("[(5, 'print the user name instead, not hello'), "
                        "(8, 'Say which files stay untouched')]")
     finally:
         k.execute("import plan_widgets.ipython.registry as _r\nawait _r.close_all(10)",

@@ -6,6 +6,7 @@ kernel, the scripted model."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -46,6 +47,8 @@ def test_approve_start_fresh_runs_the_plan_in_a_new_conversation(workdir: Path) 
         out = k.execute("%%claude --scripted plan_fresh.yaml --plan --mode acceptEdits\n"
                         "Plan a greeting")
         assert "Waiting for your decision (plan)" in out["shown"], out
+        # while the plan waits, the bar already shows how full the planning context is
+        assert k.wait_until(lambda: re.search(r"<b>ctx \d+%</b>", k.html_text()), 20)
         k.execute("s = plan_widgets.get()\nbefore = await s.context_usage()")
         before = int(k.eval("before.total_tokens"))
         old_id = k.eval("s.session_id").strip("'")
@@ -59,6 +62,10 @@ def test_approve_start_fresh_runs_the_plan_in_a_new_conversation(workdir: Path) 
         assert k.wait_until(lambda: any(
             "Start fresh: the approved plan" in t and "Done: `hello.py` written." in t
             for t in _plain(k)), 20)
+        # the planning turn handed its plan over: no red "Interrupted.", no ✗ (issue 31, 3)
+        ended = " ".join(_plain(k)) + k.html_text()
+        assert "✓ handed its plan over to a new conversation" in ended, ended[-3000:]
+        assert "Interrupted." not in ended and "✗" not in ended, ended[-3000:]
         # the session keeps its name and goes on under the new conversation's id
         new_id = k.eval("s.session_id").strip("'")
         assert new_id != old_id and k.eval("s.name") == "'default'"
@@ -71,8 +78,14 @@ def test_approve_start_fresh_runs_the_plan_in_a_new_conversation(workdir: Path) 
         after = int(k.eval("s.context.total_tokens"))
         assert after < before / 2, (before, after)
         label = k.eval("s.context.label").strip("'")
-        assert label != k.eval("before.label").strip("'")  # e.g. ctx 4% -> ctx 1%
+        # the bar shows the drop: ctx 10% → 3% (the planning conversation's peak, then now)
+        assert label.startswith(k.eval("before.label").strip("'") + " → "), label
         assert k.wait_until(lambda: label in k.html_text(), 10)
+        # turns are numbered as the person saw them: planning (1), the plan's (2); /clear
+        # is none of them, in the Rewind button, the files line and the log
+        assert k.find_widgets("ButtonModel", description="Rewind files (turn 2)")
+        assert any("%claude rewind 2" in t for t in _plain(k))
+        assert k.eval("[e.turn for e in s.events if e.type == 'turn:started']") == "[1, 2]"
         # the log: the old conversation's ends with the handoff, the new one begins with it
         logs = workdir / ".plan_widgets" / "sessions"
         old_log, new_log = _events(logs / f"{old_id}.jsonl"), _events(logs / f"{new_id}.jsonl")
@@ -80,6 +93,9 @@ def test_approve_start_fresh_runs_the_plan_in_a_new_conversation(workdir: Path) 
         assert len(handoff) == 1 and handoff[0]["old_id"] == old_id
         assert handoff[0]["new_id"] == new_id and "# Plan: greet" in str(handoff[0]["plan"])
         assert [e["type"] for e in new_log[:2]] == ["session:started", "plan:handoff"]
+        ended = [e for e in old_log if e["type"] == "turn:ended"]  # no /clear turn logged
+        assert [(e["turn"], e["is_error"], e["message"]) for e in ended] == [
+            (1, False, "handed its plan over to a new conversation")]
         assert any(e["type"] == "turn:ended" for e in new_log)  # the plan's turn is logged there
         # %claude sessions (and history) lists both, each naming the other
         for command in ("sessions", "history"):

@@ -754,3 +754,38 @@ LINES = ["para text", "more *text*", "", "", "- item", "* star", "1. one", "2) t
        st.integers(min_value=1, max_value=9))
 def test_property_streamed_pieces_render_as_the_whole(doc: str, step: int) -> None:
     assert _streamed_bodies(doc, step) == body(render_html(doc))
+
+
+def test_the_marks_a_view_shows_need_no_emoji_font() -> None:
+    """Issue 31: a page or a magnifier emoji is an empty box where the machine has no emoji
+    font (Chromium on Linux). A tool line's mark is ASCII or one of a few glyphs that DejaVu
+    and Liberation both draw (the screenshots of test_browser_plan_comments.py show them)."""
+    from plan_widgets.widgets.progress import _MARK
+    from plan_widgets.widgets.turn import _tool_html
+
+    safe = set("±≡•")  # Latin-1 and WGL4: in every text font
+    for name in ("Bash", "Write", "Edit", "Read", "Glob", "Grep", "WebFetch", "Task"):
+        shown = text_of(_tool_html(name, {"file_path": "/x"}, done=True))
+        mark = shown.strip().split(" ", 1)[0]
+        assert all(c.isascii() or c in safe for c in mark), (name, mark)
+    assert all(ord(m) < 0x2700 for m, _c, _w in _MARK.values())  # ☐ ◐ ☑: no emoji
+
+
+def test_a_plans_lines_read_as_rendered_one_by_one() -> None:
+    """Issue 31: the lines a user clicks to comment on read as the rendered plan (no ``##``,
+    no backticks), each alone and inline (a checkbox's description keeps only inline tags),
+    inert, and out of reach of math."""
+    from plan_widgets.render.markdown import plan_line_views
+
+    plan = ("# Plan: greet\n\n## Risks\n1. Create `hello.py` with **care** $HOME\n"
+            "   - nested <img src=x onerror=alert(1)>\n```sh\nrm -rf $X\n```\n> a quote\n")
+    got = dict(plan_line_views(plan))
+    assert sorted(got) == [1, 3, 4, 5, 7, 9]  # blank lines and fences are not lines to pick
+    assert text_of(got[3]) == "Risks" and "<b>" in got[3]
+    assert text_of(got[4]) == "1. Create hello.py with care $HOME"
+    assert "<code>hello.py</code>" in got[4] and "<strong>care</strong>" in got[4]
+    assert text_of(got[5]) == "• nested <img src=x onerror=alert(1)>"
+    assert "padding-left" in got[5] and text_of(got[7]) == "rm -rf $X"
+    for line in got.values():
+        assert "$" not in line and line.startswith('<span class="tex2jax_ignore mathjax_ignore"')
+        assert set(tags(line)) <= {"span", "b", "code", "strong", "em"}, line  # no img

@@ -532,3 +532,52 @@ def test_remote_images_setting_reaches_the_render_path() -> None:
         assert "<img" in render_html("![a](https://other.org/a.png)")
     finally:
         engine.allow_remote_images(False)
+
+
+def test_comments_by_clicking_lines_edit_remove_and_close_clean(comms: Comms,
+                                                                displays: list[Handle]) -> None:
+    """Issue 31, point 5: the plan line by line (rendered), a click on a line opens the note
+    below it; a comment is added, edited, removed; Done commenting and Keep planning; every
+    widget the line view made closes with the card."""
+    import ipywidgets as w
+
+    from plan_widgets.widgets.kinds import show_card
+
+    async def main() -> tuple[Any, PlanDecision, list[str]]:
+        d = PlanDecision("# Plan\n\n## Risks\n1. Create `a.py`\n2. Run it", "/tmp/p.md",
+                         "default")
+        card = show_card(d)
+        box = card.comments
+        box.open_button.click()
+        rows = box.rows
+        assert sorted(rows) == [1, 3, 4, 5] and "<code>a.py</code>" in rows[4].description
+        rows[4].value = True  # a click on the line
+        assert box.picked == 4 and box.form in box.view.children
+        box.note.value = "name the file"
+        box.add_button.click()
+        rows[3].value = True
+        box.note.value = "say what could go wrong"
+        box.add_button.click()
+        assert [(c.line, c.note) for c in d.comments] == [(4, "name the file"),
+                                                         (3, "say what could go wrong")]
+        notes = [r for r in box.view.children if "pw-comment-row" in r._dom_classes]
+        assert len(notes) == 2 and not any(r.value for r in rows.values())
+        edit = [b for b in notes[1].children if getattr(b, "description", "") == "Edit comment"]
+        edit[0].click()  # notes follow the lines: the second row is line 4's
+        assert box.note.value == "name the file" and box.add_button.description == "Save comment"
+        box.note.value = "name it hello.py"
+        box.add_button.click()
+        drop = [b for b in box._notes[d.comments[0]].children
+                if getattr(b, "description", "") == "Remove comment"]
+        drop[0].click()
+        box.open_button.click()  # Done commenting: the rendered plan, comments below it
+        shown = [d.comments, box.view, box.open_button.description]
+        d.reject("", by="user")
+        await asyncio.sleep(0)
+        return card, d, shown
+
+    card, d, shown = run(main())
+    assert [(c.line, c.note) for c in shown[0]] == [(4, "name it hello.py")]
+    assert shown[1] not in card.children and shown[2] == "Comment on a line"
+    assert "On line 4:\n  > 1. Create `a.py`\n  Comment: name it hello.py" in d.outcome.feedback
+    assert isinstance(card, w.Box) and card.comm is None and live(comms) == []

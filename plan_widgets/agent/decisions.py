@@ -213,7 +213,7 @@ class PlanDecision(PlanEdits, Decision):
         """
         text = self.feedback_for(feedback.strip()) or KEEP_PLANNING_DEFAULT
         return self._resolve(Outcome("rejected", by, feedback=text,
-                                     plan=self.unsent(unsent_edit)))
+                                     plan=self.unsent(unsent_edit), said=feedback.strip()))
 
     def asked_event(self) -> ev.Event:
         return ev.PlanProposed(decision_id=self.id, plan=self.plan, plan_file=self.plan_file,

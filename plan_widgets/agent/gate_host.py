@@ -78,6 +78,7 @@ class SessionGateHost:
                                   if r.kind == "plan" and r.mode_after), None)
             d.on_comment = lambda c, added: s.emit(ev.PlanCommented(
                 decision_id=d.id, removed=not added, **c.as_dict()))
+            self.runner.measure_soon(s.state.turns)  # the meter while the plan waits
         rec = self.runner.agents.record(d.agent_id)
         d.agent = rec.description if rec is not None else d.agent_id
         view, own = self.runner.decision_view(d)
@@ -97,6 +98,9 @@ class SessionGateHost:
     def _decided(self, d: Decision) -> None:
         self.s.emit(d.decided_event())
         if isinstance(d, PlanDecision) and d.fresh and d.approved_plan is not None:
+            turn = self.runner.cli_turn or self.runner.turn
+            if turn is not None:  # it ends as handed over, not as failed
+                turn.handed_over = True
             self.start_fresh(d)  # the plan runs in a new conversation (handoff)
 
     def decision_closed(self, d: Decision) -> None:

@@ -80,6 +80,7 @@ class Handoff:
         self.old_id = session.session_id
         self.new_id: str | None = None
         self.clear_turn = session.ask(CLEAR, view=_ClearView(self))
+        self.clear_turn.counted = False  # not a turn the person sees: it takes no number
         self.turn = session.ask(FRESH_PROMPT.format(plan=self.plan), view=view)
         # its view belongs to no cell (below the newest): static once the turn ends, as every
         # view between cells (a cell's own turn goes static through its cell)

@@ -27,6 +27,9 @@ class Outcome:
     an edit the user had open, which was not sent."""
     rule: str | None = None
     """The unattended rule or Python decider that made this decision (None: someone did)."""
+    said: str | None = None
+    """Plans sent back: the feedback as the user typed it (``feedback`` is what the model
+    reads: the comments with their lines, then this); the card shows this."""
 
     @property
     def granted(self) -> bool:

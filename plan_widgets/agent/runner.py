@@ -133,12 +133,13 @@ class Runner:
         self.turn = turn
         if turn in self.queued:
             self.queued.remove(turn)
-        self.count += 1
+        self.count += turn.counted
         turn.number = self.count
         turn.started_at = time.monotonic()
         turn.message_id = str(uuid.uuid4())
-        s.emit(ev.TurnStarted(turn=turn.number, prompt=turn.prompt, plan=turn.plan,
-                              message_id=turn.message_id))
+        if turn.counted:
+            s.emit(ev.TurnStarted(turn=turn.number, prompt=turn.prompt, plan=turn.plan,
+                                  message_id=turn.message_id))
         try:
             await self._send(turn)
             while not turn.done and not s.dead and not s.closed:
@@ -152,11 +153,13 @@ class Runner:
             if self.cli_turn is turn:
                 self.cli_turn = None
             s.notify()
-        # in the background: the CLI's first answer can take a second (docs/cli.md#context),
-        # and neither the next turn nor closing the session waits for a meter
+        self.measure_soon(turn.number)
+
+    def measure_soon(self, number: int) -> None:
+        """Read the context meter in the background (nothing waits for it: cli.md#context)."""
         if self._measuring is not None:
             self._measuring.cancel()
-        self._measuring = spawn(self.measure_context(turn.number))
+        self._measuring = spawn(self.measure_context(number))
 
     async def measure_context(self, number: int) -> ContextUsage | None:
         """Read how full the context is (bounded; a failure only leaves the meter as it was)."""
@@ -166,7 +169,8 @@ class Runner:
             return self.context
         try:
             data = await asyncio.wait_for(client.get_context_usage(), CONTEXT_TIMEOUT)
-            self.context = ContextUsage.from_cli(dict(data), number)
+            self.context = ContextUsage.from_cli(dict(data), number, s.session_id).after(
+                self.context)
         except Exception as e:  # noqa: BLE001 - a meter must never fail the session
             log.debug("context usage after turn %s: %r", number, e)
             return self.context
@@ -193,15 +197,19 @@ class Runner:
             return
         s = self.s
         r = result or sig.TurnResult(subtype="error" if error else "success")
+        handed = turn.handed_over and error == wording.INTERRUPTED
+        error = None if handed else error  # start fresh: the CLI stops it, on purpose
         dur = r.duration_ms
         if dur is None and turn.started_at is not None:
             dur = int((time.monotonic() - turn.started_at) * 1000)
         before = s.state.cost_usd
-        s.emit(ev.TurnEnded(
-            turn=turn.number, result=r.subtype, is_error=error is not None, cost_usd=r.cost_usd,
-            input_tokens=r.input_tokens, output_tokens=r.output_tokens, duration_ms=dur,
-            message=error, files=list(turn.files),
-            origin=r.origin if turn.origin != "user" else None))
+        if turn.counted:
+            s.emit(ev.TurnEnded(
+                turn=turn.number, result=r.subtype, is_error=error is not None,
+                cost_usd=r.cost_usd, input_tokens=r.input_tokens, output_tokens=r.output_tokens,
+                duration_ms=dur, message=error or (wording.HANDED_OVER if handed else None),
+                files=list(turn.files),
+                origin=r.origin if turn.origin != "user" else None))
         total = s.state.cost_usd  # the CLI reports a running total: show this turn's share
         turn_cost = max(total - before, 0.0) if r.cost_usd is not None else None
         turn.result = {"subtype": r.subtype, "cost_usd": r.cost_usd,
@@ -209,8 +217,9 @@ class Runner:
                        "duration_ms": dur, "num_turns": r.num_turns, "session_id": r.session_id}
         if error:
             turn.view.error(error)
-        turn.view.finished(wording.turn_summary(dur, r.input_tokens, r.output_tokens,
-                                                turn_cost, total), error is None)
+        summary = wording.turn_summary(dur, r.input_tokens, r.output_tokens, turn_cost, total)
+        turn.view.finished(f"{wording.HANDED_OVER} · {summary}" if handed else summary,
+                           error is None)
         if turn.files and s.options.checkpointing:
             self.files_turn = (turn.number, list(turn.files))
             _hook(turn.view, "files_changed", turn)

@@ -74,6 +74,11 @@ class Turn:
         """The uuid the prompt was sent with (its file checkpoint: :meth:`rewind`)."""
         self.files: list[str] = []
         """The files this turn's Write/Edit tools changed, in order."""
+        self.counted = True
+        """False: a turn the person never sees (start fresh's ``/clear``): it takes no number
+        and is not logged as a turn, so turn numbers are the ones the views show."""
+        self.handed_over = False
+        """Its plan was approved to start fresh: the CLI's "interrupted" end is no failure."""
 
     @property
     def text(self) -> str:

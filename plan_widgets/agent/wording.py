@@ -89,7 +89,7 @@ def result_error(r: TurnResult) -> str:
     if r.subtype == "error_during_execution" and (
         r.terminal_reason in ("aborted_streaming", "aborted_tools") or not (detail or r.errors)
     ):
-        return "Interrupted."
+        return INTERRUPTED
     detail = " ".join(detail.split())
     api = detail[len("API Error"):].lstrip(": ") if detail.startswith("API Error") else None
     if r.api_error_status:
@@ -128,6 +128,10 @@ def model_marker(before: str, after: str, why: str) -> str:
     return f"Model: {before} → {after} ({why})"
 
 
+INTERRUPTED = "Interrupted."
+HANDED_OVER = "handed its plan over to a new conversation"
+"""A planning turn's closing words when its plan was approved to start fresh (the CLI ends it
+as interrupted: agent/handoff.py)."""
 AGENT_ENTERED_PLAN = "The agent entered plan mode"
 EMPTY_PLAN = "The agent presented an empty plan; asked it to write one"
 CLOSED_BEFORE_RUN = "the session was closed before this prompt ran"
@@ -188,7 +192,9 @@ def unmatched_result(origin: str | None) -> str:
 
 
 def between_cells_card(agent: str | None) -> str:
-    return f'Agent "{agent}" asks' if agent else "The agent asks"
+    """The title above a card that comes after its cell ended. A subagent's card names it
+    itself (``Agent "…" asks``): the title does not say it a second time."""
+    return "A background agent needs your decision" if agent else "The agent asks"
 
 
 def injected(kind: str) -> str:

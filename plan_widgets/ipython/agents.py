@@ -12,7 +12,7 @@ import argparse
 import time
 from typing import Any
 
-from ..render.agents import count, seconds
+from ..render.agents import agent_said, count, seconds, status_word
 from ..render.markdown import summarize
 from .output import show_table
 
@@ -29,10 +29,11 @@ def rows(agents: list[Any], now: float | None = None) -> list[tuple[str, ...]]:
     out: list[tuple[str, ...]] = []
     for a in running + ended:
         took = (a.duration_ms / 1000 if a.duration_ms and not a.running else a.elapsed(now))
-        status = str(a.status) + (" (background)" if a.background and a.running else "")
+        status = status_word(str(a.status)) + (" (background)" if a.background and a.running
+                                                 else "")
         out.append((summarize(a.description or "subagent", 60), status, seconds(took),
                     a.last_tool or "", count(a.tokens, "").strip() if a.tokens else "",
-                    summarize(a.summary, 100) if a.summary else "", a.id))
+                    summarize(agent_said(a), 100), a.id))
     return out
 
 

@@ -6,6 +6,8 @@ subagent's description and summary are the model's words.
 
 from __future__ import annotations
 
+import re
+import textwrap
 import time
 from typing import Any
 
@@ -56,7 +58,7 @@ def agent_state(record: Any, now: float | None = None) -> str:
         if record.last_tool:
             bits.append(f"last tool {record.last_tool}")
     elif record.status != "completed":
-        bits.append(str(record.status))
+        bits.append(status_word(str(record.status)))
     if record.tool_uses:
         bits.append(count(record.tool_uses, "tools"))
     if record.tokens:
@@ -66,6 +68,44 @@ def agent_state(record: Any, now: float | None = None) -> str:
     if took >= 1:
         bits.append(seconds(took))
     return " · ".join(bits)
+
+
+_STATUS_WORDS = {"killed": "stopped"}
+"""The CLI's task status as the user reads it (a stopped agent is "killed" to the CLI)."""
+
+
+def status_word(status: str) -> str:
+    return _STATUS_WORDS.get(status, status)
+
+
+def agent_said(record: Any) -> str:
+    """An ended agent's summary, unless it only repeats the agent's name (the CLI's summary
+    of a stopped agent is its description): one name on a line, not two."""
+    said = " ".join(str(getattr(record, "summary", "") or "").split())
+    name = " ".join(str(getattr(record, "description", "") or "").split())
+    return "" if said == name else said
+
+
+_USED = re.compile(r"<tools-used-before-summary>.*?</tools-used-before-summary>\s*", re.S)
+_USAGE = re.compile(r"^<usage>.*?</usage>\s*$", re.S | re.M)
+_AGENT_ID = re.compile(r"^agentId: \S+ \(.*$", re.M)
+_FOLLOWS = "The report follows:"
+BACKGROUND_LAUNCH = "Started in the background; its report comes when it finishes."
+
+
+def agent_report(text: str) -> str:
+    """What an Agent call returned, as the agent reported it: without the CLI's framing for
+    the model (CLI 2.1.332: ``[Subagent hand-back] … The report follows:`` then the report
+    indented by two spaces, then ``agentId: … (use SendMessage …)`` and ``<usage>``; a
+    background launch is ``Async agent launched successfully …`` with instructions for the
+    model). Text in no known frame is returned as it is."""
+    if text.lstrip().startswith("Async agent launched"):
+        return BACKGROUND_LAUNCH
+    body = _USED.sub("", text)
+    if "[Subagent hand-back]" in body and _FOLLOWS in body:
+        body = body.split(_FOLLOWS, 1)[1]
+    body = _USAGE.sub("", _AGENT_ID.sub("", body))
+    return textwrap.dedent(body.strip("\n")).strip()
 
 
 def asker(d: Any) -> str | None:

@@ -185,3 +185,57 @@ def summarize(value: Any, limit: int = 120) -> str:
     if len(text) <= limit:
         return text
     return text[: limit - 1] + "…" if limit > 0 else ""
+
+
+_HEADING = re.compile(r"(#{1,6})[ \t]+(.*?)[ \t#]*$")
+_ITEM = re.compile(r"([-*+]|\d{1,9}[.)])[ \t]+(.*)$")
+_ONE_PARAGRAPH = re.compile(r"\s*<p>(.*)</p>\s*", re.S)
+_FENCE = re.compile(r"[ \t]{0,3}(```|~~~)")
+
+
+def plan_line_views(plan: str) -> list[tuple[int, str]]:
+    """A plan's lines with text, each as inline HTML on its own (a line a user can click to
+    comment on: a checkbox's description takes only inline HTML): ``(line number, html)``.
+    Lines in a fenced code block are code; fences themselves are not lines to pick."""
+    out: list[tuple[int, str]] = []
+    fenced = False
+    for n, line in enumerate(plan.replace("\r\n", "\n").replace("\r", "\n").split("\n"), 1):
+        if _FENCE.match(line):
+            fenced = not fenced
+        elif line.strip():
+            out.append((n, plan_line_html(line, code=fenced)))
+    return out
+
+
+def plan_line_html(line: str, *, code: bool = False) -> str:
+    """One line of a plan as inline HTML, as it reads rendered: a heading bold, a list item
+    with its marker, the rest the line's inline Markdown through the render path (a line that
+    renders as a block of its own shows as its text); ``code``: a line of a code block."""
+    indent = len(line) - len(line.lstrip(" \t"))
+    text = line.strip()
+    heading, item = _HEADING.match(text), _ITEM.match(text)
+    if code:
+        return inline_html(f"<code>{escape(line)}</code>")
+    if heading:
+        inner = f"<b>{_inline(heading.group(2))}</b>"
+    elif item:
+        mark = "•" if item.group(1) in "-*+" else item.group(1)
+        inner = f"{escape(mark)} {_inline(item.group(2))}"
+    else:
+        inner = _inline(text)
+    return inline_html(inner, f"padding-left:{min(indent, 12) * 0.5:g}em" if indent else "")
+
+
+def inline_html(safe_inline: str, style: str = "") -> str:
+    """Safe inline HTML in a ``<span>`` the math renderers leave alone (``$`` and ``\\`` as
+    character references)."""
+    css = f' style="{escape(style)}"' if style else ""
+    return f'<span class="{NO_MATH}"{css}>{safe_inline.translate(_TEX_CHARS)}</span>'
+
+
+def _inline(text: str) -> str:
+    """``text``'s inline Markdown as safe inline HTML (its text, escaped, if it is a block)."""
+    m = _ONE_PARAGRAPH.fullmatch(to_html(text))
+    if m is None or "<p>" in m.group(1):
+        return escape(text)
+    return " ".join(m.group(1).split("\n"))

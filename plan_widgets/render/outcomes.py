@@ -12,6 +12,8 @@ from typing import Any
 from ..agent.decisions import Outcome
 from .markdown import summarize
 
+MAX_SAID = 2000
+"""Characters of the user's own feedback a card's status line repeats."""
 _OUTCOME_TEXT = {
     "approved": "Approved",
     "rejected": "Sent back: keep planning",
@@ -56,8 +58,9 @@ def outcome_parts(o: Outcome) -> tuple[str, list[str]]:
         extra.append("edited by you")
     if o.plan is not None and o.status == "rejected":
         extra.append("your edit was not sent: Keep planning sends only the feedback")
-    if o.feedback and o.status in ("rejected", "denied"):
-        extra.append(f"feedback: {summarize(o.feedback, 200)}")
+    said = o.said if o.said is not None else o.feedback  # a plan: as typed, not as sent
+    if said and o.status in ("rejected", "denied"):
+        extra.append(f"your feedback: {summarize(said, MAX_SAID)}")
     if o.answers:
         extra.append("; ".join(f"{summarize(k, 60)} = {summarize(v, 80)}"
                                for k, v in o.answers.items()))

@@ -20,7 +20,7 @@ from typing import Any
 import ipywidgets as w
 
 from ..agent.tasks import spawn
-from ..render.agents import agent_state
+from ..render.agents import agent_said, agent_state
 from ..render.markdown import escape, html_block, summarize
 from .shared import close_tree, look, on_click, shared
 
@@ -34,8 +34,8 @@ def row_html(rec: Any, now: float | None = None) -> str:
     """One agent in the list (safe HTML)."""
     mark = "" if rec.running else ("✓ " if rec.status == "completed" else "✗ ")
     state = agent_state(rec, now)
-    said = (f' <span style="color:#6b7280">— {escape(summarize(rec.summary, 200))}</span>'
-            if rec.summary and not rec.running else "")
+    said = (f' <span style="color:#6b7280">— {escape(summarize(agent_said(rec), 200))}</span>'
+            if agent_said(rec) and not rec.running else "")
     return (f'<div style="line-height:1.45;overflow-wrap:break-word">{mark}'
             f"<b>{escape(summarize(rec.description or rec.id, 80))}</b> "
             f'<small style="color:#6b7280">{escape(state)}</small>{said}</div>')

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import ipywidgets as w
 
-from ..render.agents import agent_state, count, error_state
+from ..render.agents import agent_report, agent_said, agent_state, count, error_state
 from ..render.markdown import escape, html_block, render_html, summarize
 from .kinds import card_for, card_html
 from .markdown import html_output, set_html
@@ -100,7 +100,7 @@ class AgentBlock:
         state = agent_state(rec)
         if rec is not None and not rec.running:
             mark = "✓ " if rec.status == "completed" else "✗ "
-            said = f" — {summarize(rec.summary, 160)}" if rec.summary else ""
+            said = f" — {summarize(agent_said(rec), 160)}" if agent_said(rec) else ""
             return mark, head + (f" · {state}" if state else "") + said
         if rec is None and self.done:
             return "✓ ", head
@@ -196,7 +196,7 @@ class Nested:
         if block is None:
             return False
         block.result, block.is_error, block.done = content, is_error, True
-        text = _plain(content)
+        text = agent_report(_plain(content))  # without the CLI's framing for the model
         if text.strip() and not is_error:
             cut = text[:RESULT_LIMIT] + ("\n\n…" if len(text) > RESULT_LIMIT else "")
             block.result_html = render_html(cut)

@@ -31,7 +31,10 @@ if TYPE_CHECKING:
     from ..agent.session import Session
 
 PLAIN_LIMIT = 20_000  # characters of the plain-text fallback
-_TOOL_ICON = {"Bash": "$", "Write": "✎", "Edit": "✎", "Read": "📄", "Glob": "🔎", "Grep": "🔎"}
+# Marks in the fonts a machine has without an emoji font (DejaVu, Liberation: checked in
+# Chromium on Linux, issue 31): emoji such as a page or a magnifier show as empty boxes there.
+TOOL_ICON = {"Bash": "$", "Write": "+", "Edit": "±", "Read": "≡", "Glob": "*", "Grep": "/"}
+OTHER_TOOL = "•"
 
 
 def _tool_html(name: str, tool_input: dict[str, Any], result: Any = None,
@@ -40,7 +43,7 @@ def _tool_html(name: str, tool_input: dict[str, Any], result: Any = None,
     head = summarize(tool_input.get("command") or tool_input.get("file_path")
                      or tool_input.get("pattern") or tool_input.get("title") or code
                      or tool_input.get("name") or tool_input, 100)
-    icon = _TOOL_ICON.get(name, "⚙")
+    icon = TOOL_ICON.get(name, OTHER_TOOL)
     state = "" if done else " …"
     if done and is_error:
         state = error_state(result)  # ✗ and the first line of why (a refusal is said)

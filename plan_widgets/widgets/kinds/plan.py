@@ -24,8 +24,8 @@ from ...render.diff import unified_diff
 from ..markdown import html_output
 from ..shared import look, on_change, on_click, shared, typed_area
 from .frame import Card, Kind, Terminal, markdown_card, static_card
-from .plan_comments import CommentBox
 from .plan_edit import PlanEditor, plan_head, plan_markdown
+from .plan_lines import CommentBox
 from .plan_targets import into, target_picker
 
 
@@ -37,7 +37,8 @@ class PlanCard(Card):
     def __init__(self, decision: PlanDecision) -> None:
         head = html_output(plan_head(decision), layout=shared("full"))
         self.editor = PlanEditor(self, decision, head)  # Changes, Edit (plan_edit)
-        self.comments = CommentBox(self, decision)  # comments on lines (plan_comments)
+        self.comments = CommentBox(self, decision)  # comments on lines (plan_lines)
+        self.editor.on_show = lambda: self.comments.close(redraw=False)
         self.feedback = typed_area(placeholder="What should change? (feedback for the agent)",
                                    rows=3)
         self.target = target_picker(decision)  # where Approve leads (plan_targets)

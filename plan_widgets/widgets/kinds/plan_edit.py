@@ -17,6 +17,7 @@ Edit.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import ipywidgets as w
@@ -61,6 +62,8 @@ def plan_head(d: PlanDecision, view: str = "auto", draft: str | None = None) -> 
     elif view == "edit":
         body = _note("Editing the plan's Markdown below. Approve sends your edit as the "
                      "approved plan; Keep planning sends only your feedback.")
+    elif view == "comment":  # the plan line by line follows, with the comments (plan_lines)
+        return wrapping(title + _file(d))
     elif view == "preview":
         body = _note("Preview of your edit:") + render_html(draft or "", card=True)
     else:
@@ -117,6 +120,10 @@ class PlanEditor:
         self.text: w.Textarea | None = None
         self.preview_button: w.ToggleButton | None = None
         self.discard_button: w.Button | None = None
+        self.on_show: Callable[[], object] = lambda: None
+        """Called before the head changes view (the card closes its line view: plan_lines)."""
+        self.commenting = False
+        """The plan shows line by line below the head (plan_lines): the head is its title."""
         decision.watch(self._on_decided)
 
     # -- the card's actions ------------------------------------------------------------------
@@ -175,8 +182,14 @@ class PlanEditor:
         if self.editing and not self.d.done:
             self._show("preview" if change["new"] else "edit")
 
+    def show_head(self, view: str | None = None) -> None:
+        """The head alone in ``view`` (None: the editor's own view again)."""
+        set_html(self.head, plan_head(self.d, view or ("comment" if self.commenting
+                                                       else self.mode)))
+
     def _show(self, mode: str) -> None:
         """Show the head as ``mode`` says, and the editor's widgets while it is open."""
+        self.on_show()
         self.mode = mode
         set_html(self.head, plan_head(self.d, mode, self.draft if mode == "preview" else None))
         if self.preview_button is not None and mode != "preview":
@@ -201,4 +214,5 @@ class PlanEditor:
             at = kids.index(self.head) + 1
             self.card.children = (*kids[:at], *self.controls, *[
                 c for c in kids[at:] if c not in self.controls])
-        set_html(self.head, plan_head(self.d))
+        set_html(self.head, plan_head(self.d, "comment" if self.commenting and not self.d.done
+                                      else "auto"))

@@ -19,7 +19,7 @@ from ...agent.gate import EDIT_TOOLS
 from ...render import prompts
 from ...render.decision import suggestion_text, title_html, wrapping
 from ...render.markdown import SMALL_STYLE, escape, summarize
-from ..markdown import html_output
+from ..markdown import html_output, set_html
 from ..shared import look, on_click, shared, typed_line
 from .frame import Card, Kind, Terminal, markdown_card, static_card
 
@@ -62,10 +62,11 @@ def head(d: ToolDecision, shown: Preview = preview) -> str:
     """The card's head (safe HTML): its title, the input as ``shown`` draws it, and what
     Always allow would also allow."""
     parts = [title_html(d.title or f"Allow {d.tool}?"), shown(d.tool, d.input)]
-    if d.suggestions:
+    o = d.outcome
+    if d.suggestions and (o is None or o.status == "always"):  # what it would do, or did
         always = "; ".join(suggestion_text(x) for x in d.suggestions)
-        parts.append(f'<div style="{SMALL_STYLE}">Always allow also applies: {escape(always)}'
-                     "</div>")
+        said = "Always allow also applies" if o is None else "Always allow also applied"
+        parts.append(f'<div style="{SMALL_STYLE}">{said}: {escape(always)}</div>')
     return wrapping("".join(parts))
 
 
@@ -93,6 +94,8 @@ class ToolCard(Card):
         on_click(self.deny_button, lambda _b: decision.deny(self.reason.value, by="user"))
         buttons = [self.allow_button, self.always_button, self.deny_button]
         super().__init__(decision, [top, *[b for b in buttons if b], self.reason])
+        if decision.suggestions:  # decided: the head no longer offers what was not chosen
+            decision.watch(lambda: set_html(top, head(decision, shown)))
 
     def static_html(self) -> str:
         return static_card(self.decision, head(self.decision, self.shown))
