@@ -25,9 +25,11 @@ PAGE_SIZE = 16  # frozen blocks per page (box) of a stream
 # updates): an update that freezes a block costs about 2.1 ms of the kernel's CPU (0.5 ms
 # Markdown, the rest three widget messages), one that only redraws a short tail well under 1 ms.
 # So a model's usual pace (tens of deltas a second) keeps 9 updates a second, while an answer
-# arriving at 30 KB a second (faster than anyone reads) gets about 5, and a long code block that
-# is re-rendered whole on every update gets fewer still.
-VIEW_SHARE = 0.01
+# arriving at 30 KB a second (faster than anyone reads) gets 4, and a long code block that
+# is re-rendered whole on every update gets fewer still. Issue 35: at 1% the updates were the
+# largest part of the view's cost per delta on that answer (14-18 µs of ~150, timed by
+# `python -m benchmarks._deltacost --kernel --cpu cell`); at 0.5%, 10 µs, and 4 updates a second.
+VIEW_SHARE = 0.005
 # ... but never fewer than 4 updates a second, so a stream never looks stuck. (An update's cost
 # grows with the text it brings, so without this cap a fast enough stream would push the
 # updates ever further apart.)
