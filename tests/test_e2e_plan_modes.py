@@ -66,7 +66,8 @@ def test_approve_into_auto_then_the_last_choice_comes_first(kernel: Kernel,
     assert "'default' in the SDK" in _marker(k)[1]
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="as root the CLI refuses bypassPermissions")
+@pytest.mark.skipif(os.geteuid() != 0,
+                    reason="needs root: the CLI refuses bypassPermissions only as root")
 def test_a_mode_the_cli_does_not_switch_to_is_said_in_one_line(kernel: Kernel,
                                                                workdir: Path) -> None:
     k = kernel  # as root, without IS_SANDBOX, the CLI does not go into bypassPermissions
