@@ -52,10 +52,15 @@ def markdown_output(src: str, **layout: Any) -> w.Output:
 
 
 def html_output(safe_html: str, layout: w.Layout | None = None) -> w.Output:
-    """An Output widget showing HTML that the caller built from escaped parts."""
-    out = w.Output() if layout is None else w.Output(layout=layout)
-    set_html(out, safe_html)
-    return out
+    """An Output widget showing HTML that the caller built from escaped parts (its content in
+    its ``comm_open``: no second message, e.g. before a card reaches the page)."""
+    outputs = (_html(safe_html),)
+    return w.Output(outputs=outputs) if layout is None else w.Output(layout=layout,
+                                                                     outputs=outputs)
+
+
+def _html(safe_html: str) -> dict[str, Any]:
+    return _output({"text/markdown": html_block(safe_html, "pw-html"), "text/plain": ""})
 
 
 def set_html(out: w.Output, safe_html: str) -> None:
@@ -64,8 +69,7 @@ def set_html(out: w.Output, safe_html: str) -> None:
     It goes through the same last step as rendered Markdown (:func:`html_block`): ``<pre>``
     newlines kept, no blank line, no ``$`` or ``\\`` a math renderer could take for TeX.
     """
-    out.outputs = (_output({"text/markdown": html_block(safe_html, "pw-html"),
-                            "text/plain": ""}),)
+    out.outputs = (_html(safe_html),)
 
 
 def set_markdown(out: w.Output, src: str) -> None:

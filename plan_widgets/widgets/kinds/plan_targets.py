@@ -2,8 +2,9 @@
 
 Every mode the CLI can go to, in the order and words of its own plan dialog
 (:data:`~plan_widgets.agent.mode_names.APPROVAL_TARGETS`; Bypass Permissions only in a session
-that rests in it), the one chosen last in this session first and picked; else the session's resting mode is picked. **Approve** and **Approve, start
-fresh** go into the mode picked; **Approve, auto-accept edits** stays the one-click shortcut.
+that rests in it), the one chosen last in this session first and picked; else the session's
+resting mode is picked. **Approve** and **Approve, start fresh** go into the mode picked;
+**Approve, auto-accept edits** stays the one-click shortcut.
 One widget model (a ``Dropdown``), made with the card.
 """
 
@@ -24,9 +25,8 @@ def target_picker(d: PlanDecision) -> w.Dropdown:
     if value not in [m for _label, m in options]:
         value = options[0][1]
     picker = w.Dropdown(options=options, value=value, _dom_classes=("pw-approve-into",),
-                        tooltip="Where Approve leads (the CLI's words)",
+                        tooltip=mode_tooltip(value),  # in its comm_open, not a second message
                         **look("auto", "radio"))
-    picker.tooltip = mode_tooltip(value)
     on_change(picker, lambda ch: setattr(picker, "tooltip", mode_tooltip(ch["new"])), "value")
     return picker
 
