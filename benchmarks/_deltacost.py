@@ -1,13 +1,24 @@
-"""What one streamed delta costs, counted rather than timed (figure 4, taken apart).
+"""What one streamed delta costs, counted and timed part by part (figure 4, taken apart).
 
-``python -m benchmarks._deltacost [bare|session|view ...]`` streams figure 4's 200 KB answer
-(5,000 deltas) in this one process, three ways over the same scripted model and CLI: the bare
-SDK (``benchmarks._bare.Streamer``), a session with no view (``Session.ask``), and a session
-with the widget turn view (``WidgetTurnView`` with ipywidgets' own no-kernel comms: the
-widgets' state is built, not sent). Each way runs a one-line turn and the long one under
-``cProfile`` and reports, per delta, the Python function calls of the long turn minus the
-short one: a count that does not depend on how busy the machine is, unlike CPU time (also
-printed, for what it is worth), and the calls' split by part of the code.
+``python -m benchmarks._deltacost [--kernel] [--cpu] WAY...`` streams figure 4's 200 KB answer
+(5,000 deltas) over the scripted model and the real CLI, and reports per delta (the long turn
+minus a one-line turn) for each WAY:
+
+- ``bare``: the bare SDK (``benchmarks._bare.Streamer``); ``session``: a session with no view
+  (``Session.ask``); ``view``: a session with the widget turn view (without ``--kernel``, with
+  ipywidgets' no-kernel comms: the widgets' state is built, not sent);
+- with ``--kernel``, the same run inside a benchmark kernel (its loop, its iopub thread, real
+  widget comms), and two more ways: ``cell`` (a session started by a ``%%claude`` cell, each
+  turn a cell, as figure 4 measures it) and ``cellask`` (that session's turn from code:
+  figure 4's "no view").
+
+By default under ``cProfile``: the Python function calls per delta, by part of the code and by
+function (a count that hardly depends on how busy the machine is; how the SDK's calls batch
+into loop iterations still moves it by a few percent), and the difference of each way to the
+first. With ``--cpu``, no profiler: the thread's CPU per delta (noisy) and, timed by a
+class-level wrapper around each (benchmark only, like ``_probe``; the wrapper's own cost taken
+out), the session's ``translate`` and ``Runner.on_signal`` and the view's
+``StreamingMarkdown.flush``; also the garbage collector's share.
 """
 
 from __future__ import annotations
