@@ -117,10 +117,10 @@ def test_an_unused_prestarted_cli_closes_soon(scripted_kernel: Kernel, workdir: 
 def test_a_used_prestarted_cli_stays(scripted_kernel: Kernel) -> None:
     """Once a cell used it, the pre-start's timeout no longer applies."""
     k = scripted_kernel
-    sid = _prestarted(k, unused_timeout=2)
+    sid = _prestarted(k, unused_timeout=5)  # counted from the CLI's being ready
     pid = k.eval("plan_widgets.get().cli_pid")
     k.execute("%%claude\nmy name is Ada")
-    time.sleep(4)  # past the pre-start's timeout
+    time.sleep(6)  # past the pre-start's timeout
     assert k.eval("plan_widgets.get().session_id") == sid
     assert k.eval("plan_widgets.get().cli_pid") == pid
     assert k.eval("plan_widgets.get().status") == "'idle'"
