@@ -36,6 +36,13 @@ def log_events(k: Kernel) -> list[dict[str, Any]]:
     return [json.loads(line) for line in Path(path).read_text().splitlines()]
 
 
+def _position(k: Kernel, pred: Any) -> int | None:
+    """Where on iopub (the kernel's order of sending) the first message matching ``pred`` came;
+    None if none came yet."""
+    with k._lock:
+        return next((i for i, m in enumerate(k.messages) if pred(m)), None)
+
+
 def slow_script(workdir: Path, *, agent_delay: float, note_delay: float) -> str:
     """agents_background.yaml with the subagent and the CLI's own turn slowed down."""
     text = (workdir / "agents_background.yaml").read_text()
@@ -52,11 +59,16 @@ def test_a_background_agents_card_appears_without_a_new_cell(kernel: Kernel,
     """The cell returns at once; the agent's Write asks afterwards: its card appears below the
     cell with no new cell run, the decision reaches the agent, and the CLI's own turn when
     the agent ends shows there too, static once done, and in the log."""
-    out = kernel.execute(START, timeout=120)
+    cell = kernel.start(START)
+    returned = kernel.wait_until(lambda: _position(kernel, lambda m: (
+        m["parent_header"].get("msg_id") == cell and m["header"]["msg_type"] == "status"
+        and m["content"]["execution_state"] == "idle")), 120, "the cell to return")
+    out = kernel.outputs(cell)
     assert "It runs in the background." in cell_text(out)
-    done_at = kernel.messages[-1]["_t"]
     allow = kernel.wait_widget("ButtonModel", description="Allow", timeout=60)
-    assert kernel.messages[-1]["_t"] >= done_at
+    opened = _position(kernel, lambda m: m["header"]["msg_type"] == "comm_open"
+                       and m["content"]["comm_id"] == allow)
+    assert opened is not None and opened > returned, "the card came before the cell returned"
     kernel.wait_until(lambda: "↳ Agent &quot;Write a file&quot; asks" in kernel.html_text(), 30,
                       "the card to name the agent")
     # once: the title above the card does not say it again (issue 31)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from kernel import Kernel, requests_of
 
-from plan_widgets.agent.mode_names import MODE_TITLES
+from plan_widgets.agent.mode_names import APPROVAL_TARGETS, MODE_TITLES
 
 pytestmark = pytest.mark.e2e
 
@@ -58,6 +58,13 @@ def test_approve_returns_to_the_resting_mode_and_the_work_runs(
             lambda: any(heading(1, "Plan: add a greeting", m) for m in k.markdown_outputs()), 30)
         assert "plans/" in k.eval("plan_widgets.get().pending.plan_file")
         assert not (workdir / "hello.py").exists()
+        # the picker offers Bypass Permissions only where the session rests in it (the CLI
+        # goes there only if it started in it), and picks the resting mode
+        picker = k.wait_widget("DropdownModel", _dom_classes=["pw-approve-into"])
+        assert ("Yes, and switch to Bypass Permissions" in k.widgets[picker]["_options_labels"]
+                ) == (resting == "bypassPermissions")
+        labels = k.widgets[picker]["_options_labels"]
+        assert labels[k.widgets[picker]["index"]] == dict(APPROVAL_TARGETS)[resting]
         k.click(k.wait_widget("ButtonModel", description="Approve"))
         if resting == "default":  # the Write after approval asks, as default mode does
             k.click(k.wait_widget("ButtonModel", description="Allow", timeout=60))

@@ -1,8 +1,10 @@
-"""Issue 22, point 3, end to end: approve into every mode the CLI has, from the card, in the
-CLI's order and words with the last choice first; the mode marker names modes as the CLI's UI
-does, the SDK name in its tooltip; a mode the CLI does not switch to is said in one line on the
-bar and in the turn, and the marker shows the mode really in force. The real CLI (2.1.332), a
-real kernel, the scripted model."""
+"""Issue 22, point 3, end to end: approve into every mode the card offers, in the CLI's order
+and words with the last choice first (auto, Accept edits, Manual and Don't Ask here; Bypass
+Permissions is offered only in a session that rests in it, and approved into there by
+tests/test_e2e_plan.py); the mode marker names modes as the CLI's UI does, the SDK name in its
+tooltip; a mode the CLI does not switch to is said in one line on the bar and in the turn, and
+the marker shows the mode really in force. The real CLI (2.1.332), a real kernel, the
+scripted model."""
 
 from __future__ import annotations
 
@@ -44,7 +46,8 @@ def test_approve_into_auto_then_the_last_choice_comes_first(kernel: Kernel,
     k.execute("%%claude --scripted plan_modes.yaml --plan --mode default\nPlan a greeting")
     picker = k.wait_widget("DropdownModel", _dom_classes=["pw-approve-into"])
     # the CLI's order and words; the resting mode (default: "Manual") is picked
-    assert k.widgets[picker]["_options_labels"] == [label for _m, label in APPROVAL_TARGETS]
+    assert k.widgets[picker]["_options_labels"] == [  # not Bypass: the CLI did not start in it
+        label for m, label in APPROVAL_TARGETS if m != "bypassPermissions"]
     assert k.widgets[picker]["_options_labels"][k.widgets[picker]["index"]] == (
         "Yes, manually approve edits")
     assert _marker(k)[0] == "mode Plan"
@@ -66,13 +69,42 @@ def test_approve_into_auto_then_the_last_choice_comes_first(kernel: Kernel,
     assert "'default' in the SDK" in _marker(k)[1]
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="as root the CLI refuses bypassPermissions")
+def test_approve_into_accept_edits_then_dont_ask(kernel: Kernel, workdir: Path) -> None:
+    """The two targets the test above does not take, one plan each in one session."""
+    k = kernel
+    k.execute("%%claude --scripted plan_modes.yaml --plan --mode default\nPlan a greeting")
+    _pick(k, "Yes, auto-accept edits")
+    k.click(k.wait_widget("ButtonModel", description="Approve"))
+    assert k.execute("print(await plan_widgets.get().wait(60))")["text"].strip() == "idle"
+    assert (workdir / "hello.py").exists()  # Accept edits: the Write ran without a card
+    assert k.eval("plan_widgets.get().mode") == "'acceptEdits'"
+    assert k.wait_until(lambda: _marker(k)[0] == "mode Accept edits", 30)
+    (workdir / "hello.py").unlink()
+    k.execute("%%claude --plan\nPlan it again")
+    _pick(k, "Yes, and switch to Don't Ask")
+    k.click(k.wait_widget("ButtonModel", description="Approve", count=2))
+    assert k.execute("print(await plan_widgets.get().wait(60))")["text"].strip() == "idle"
+    assert k.eval("plan_widgets.get().mode") == "'dontAsk'"
+    text, tip = _marker(k)
+    assert text == "mode Don't Ask" and "'dontAsk' in the SDK" in tip
+    # Don't Ask: what is not allowed beforehand is denied without asking (no card)
+    assert not (workdir / "hello.py").exists()
+    assert not k.find_widgets("ButtonModel", description="Allow")
+    assert any("running in don&#x27;t ask mode" in md or "running in don't ask mode" in md
+               for md in k.markdown_outputs())
+
+
+@pytest.mark.skipif(os.geteuid() != 0,
+                    reason="needs root: the CLI refuses bypassPermissions only as root")
 def test_a_mode_the_cli_does_not_switch_to_is_said_in_one_line(kernel: Kernel,
                                                                workdir: Path) -> None:
+    """The card does not offer Bypass Permissions here (the session does not rest in it), but
+    code can ask for it: the CLI lands elsewhere, and that is said."""
     k = kernel  # as root, without IS_SANDBOX, the CLI does not go into bypassPermissions
     k.execute("%%claude --scripted plan_modes.yaml --plan --mode default\nPlan a greeting")
-    _pick(k, "Yes, and switch to Bypass Permissions")
-    k.click(k.wait_widget("ButtonModel", description="Approve"))
+    picker = k.wait_widget("DropdownModel", _dom_classes=["pw-approve-into"])
+    assert "Yes, and switch to Bypass Permissions" not in k.widgets[picker]["_options_labels"]
+    k.execute("plan_widgets.get().pending.approve('bypassPermissions')")
     # the CLI went to default: the marker says so and what it refused, the turn in one line
     assert k.wait_until(lambda: _marker(k)[0].startswith("mode Manual (refused: "), 30)
     assert "did not switch to Bypass Permissions (bypassPermissions)" in _marker(k)[0]

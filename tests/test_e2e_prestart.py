@@ -32,7 +32,10 @@ def scripted_kernel(workdir: Path) -> Iterator[Kernel]:
         k.shutdown()
 
 
-def _prestarted(k: Kernel) -> str:
+def _prestarted(k: Kernel, unused_timeout: float | None = None) -> str:
+    if unused_timeout is not None:  # before the pre-start reads it
+        k.execute("import plan_widgets.ipython.prestart as _p\n"
+                  f"_p.UNUSED_TIMEOUT = {unused_timeout}")
     k.execute("%load_ext plan_widgets\nimport plan_widgets")
     k.wait_until(lambda: k.eval("getattr(plan_widgets.get(), 'status', None)") == "'idle'",
                  90, "the pre-started session to be ready")
@@ -93,3 +96,31 @@ def test_settings_changed_after_load_still_apply(scripted_kernel: Kernel, workdi
     k.execute("%%claude\nhello")
     assert k.eval("plan_widgets.get().session_id") != again
     assert list(k2_log.glob("*.jsonl"))
+
+
+def test_an_unused_prestarted_cli_closes_soon(scripted_kernel: Kernel, workdir: Path) -> None:
+    """No cell used it: the CLI closes after the pre-start's own short timeout (not the idle
+    hour), leaving no log; the first cell then starts the session as without a pre-start."""
+    k = scripted_kernel
+    sid = _prestarted(k, unused_timeout=3).strip("'")
+    pid = int(k.eval("plan_widgets.get().cli_pid"))
+    assert k.eval("plan_widgets.get().options.idle_timeout") == "3600.0"  # the hour stays
+    k.wait_until(lambda: not process_running(pid), 60, "the unused CLI to exit")
+    k.wait_until(lambda: k.eval("plan_widgets.get()") == "None", 30, "the session to go")
+    assert not list((workdir / ".plan_widgets" / "sessions").glob(f"{sid}*"))
+    out = k.execute("%%claude\nmy name is Ada")
+    assert "Traceback" not in out["text"]
+    assert any("remember" in md for md in k.markdown_outputs())
+    assert k.eval("plan_widgets.get().session_id").strip("'") != sid
+
+
+def test_a_used_prestarted_cli_stays(scripted_kernel: Kernel) -> None:
+    """Once a cell used it, the pre-start's timeout no longer applies."""
+    k = scripted_kernel
+    sid = _prestarted(k, unused_timeout=5)  # counted from the CLI's being ready
+    pid = k.eval("plan_widgets.get().cli_pid")
+    k.execute("%%claude\nmy name is Ada")
+    time.sleep(6)  # past the pre-start's timeout
+    assert k.eval("plan_widgets.get().session_id") == sid
+    assert k.eval("plan_widgets.get().cli_pid") == pid
+    assert k.eval("plan_widgets.get().status") == "'idle'"

@@ -23,7 +23,8 @@ STALE = {
     "a card waiting for you": re.compile(r"(?i)waiting for you|expires at|expires in"),
     # a path of the machine that ran it; ~/... (the run's scratch HOME) says nothing of it
     "an absolute path": re.compile(
-        r"(?<![\w~.])/(root|home|tmp|Users|private|var/folders|work)/|[A-Z]:\\\\Users"),
+        r"(?<![\w~.])/(root|home|tmp|Users|private|var/folders|work|opt|srv|mnt|workspaces"
+        r"|Volumes)/|\b[A-Za-z]:(\\{1,2}|/)Users\b"),
     "a plan file's absolute path": re.compile(r"(?<!~)/\.claude/plans/"),
     "a traceback": re.compile(r"Traceback \(most recent call last\)"),
 }
@@ -76,6 +77,12 @@ def test_the_check_catches_what_the_old_notebooks_held() -> None:
     }
     for what, text in held.items():
         assert STALE[what].search(text), what
+    # where else a machine keeps its users' work: servers, containers, Codespaces, Windows
+    for where in ("/opt/conda/envs/x/lib", "/srv/jupyter/ada/hello.py", "/mnt/data/hello.py",
+                  "/workspaces/project/hello.py", "/Volumes/Work/hello.py",
+                  "C:\\Users\\ada\\hello.py", '{"p": "C:\\\\Users\\\\ada"}',
+                  "c:/Users/ada/hello.py"):
+        assert STALE["an absolute path"].search(where), where
     for fine in ("~/.claude/plans/add-a-greeting.md", "~/scratch/plan-widgets-x/hello.py",
                  "session default · mode Accept edits · model claude-opus-5-5",
                  "the model? it answered"):

@@ -6,9 +6,10 @@ Read from the CLI this package drives (2.1.332, its bundled JavaScript): its mod
 ``bypassPermissions`` "Bypass Permissions", ``dontAsk`` "Don't Ask", ``auto`` "Auto". Its plan
 dialog offers, in this order: "Yes, and use auto mode" (when auto is available) or "Yes, and
 switch to Bypass Permissions" or "Yes, auto-accept edits", then "Yes, manually approve edits",
-then "No, keep planning". It names one of the first three at a time; here every mode is
-offered, in that order, with ``dontAsk`` (which the dialog never offers) last, in the words the
-CLI uses for a switch ("Yes, and switch to ..."). The one the user chose last comes first.
+then "No, keep planning". It names one of the first three at a time; here every mode the CLI
+can go to is offered, in that order, with ``dontAsk`` (which the dialog never offers) last, in
+the words the CLI uses for a switch ("Yes, and switch to ..."); Bypass Permissions only in a
+session that rests in it (below). The one the user chose last comes first.
 
 Measured offline (CLI 2.1.332, the scripted model, as root): ``setMode`` to ``auto`` on
 approval, and ``set_permission_mode("auto")``, are confirmed by the CLI (``permissionMode:
@@ -55,8 +56,14 @@ def mode_tooltip(mode: str | None) -> str:
     return f"{mode_title(mode)}: permission mode {mode!r} in the SDK" if mode else ""
 
 
-def approval_targets(last: str | None = None) -> list[tuple[str, str]]:
-    """``(mode, label)`` for each target, in the CLI's order, the one chosen last first."""
-    targets = list(APPROVAL_TARGETS)
+def approval_targets(last: str | None = None,
+                     resting: str | None = None) -> list[tuple[str, str]]:
+    """``(mode, label)`` for each target, in the CLI's order, the one chosen last first.
+
+    Bypass Permissions only when the session rests in it (``resting``): the CLI goes there
+    only if it started in it (measured: elsewhere it lands in ``default``), and a choice
+    that cannot happen is not offered (issue 35)."""
+    targets = [t for t in APPROVAL_TARGETS
+               if t[0] != "bypassPermissions" or resting == "bypassPermissions"]
     chosen = [t for t in targets if t[0] == last]
     return chosen + [t for t in targets if t[0] != last]

@@ -279,6 +279,8 @@ def to_sdk(answer: Answer, request: PermissionRequest) -> Any:
 
 def translate(msg: Any) -> list[sig.Signal]:
     """The signals one SDK message carries (a pure function of the message)."""
+    if type(msg) is StreamEvent:  # nearly every message while text streams: no search
+        return _stream_event(msg)
     for cls, fn in _TRANSLATORS:
         if isinstance(msg, cls):
             return fn(msg)
@@ -289,11 +291,14 @@ def _stream_event(msg: StreamEvent) -> list[sig.Signal]:
     if msg.parent_tool_use_id:  # a subagent's stream: not the turn's own text
         return []
     e = msg.event
-    if e.get("type") == "message_start":
+    kind = e.get("type")
+    if kind == "content_block_delta":  # the hot path: once per streamed delta
+        delta = e.get("delta")
+        if delta and delta.get("type") == "text_delta":
+            return [sig.TextDelta(delta.get("text", ""))]
+        return []
+    if kind == "message_start":
         return [sig.MessageStart((e.get("message") or {}).get("id"))]
-    delta = e.get("delta") or {}
-    if e.get("type") == "content_block_delta" and delta.get("type") == "text_delta":
-        return [sig.TextDelta(delta.get("text", ""))]
     return []
 
 

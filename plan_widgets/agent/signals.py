@@ -18,9 +18,13 @@ class MessageStart:
     message_id: str | None
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class TextDelta:
-    """A piece of streamed text of the agent's top-level message."""
+    """A piece of streamed text of the agent's top-level message.
+
+    One is made per streamed delta, so it is the cheapest kind to make: slots and not frozen
+    (a frozen dataclass sets each field through ``object.__setattr__``, twice the cost);
+    treat it as frozen all the same."""
 
     text: str
 

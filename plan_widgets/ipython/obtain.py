@@ -376,6 +376,14 @@ def _fits(s: Session, wanted: dict[str, Any], new: bool) -> bool:
                 or (wanted.get("scripted") and real_path(wanted["scripted"]) != o.scripted))
 
 
+async def close_unused(s: Session) -> bool:
+    """Close ``s`` as :func:`_give_way` does if no cell has taken it yet (False: one has)."""
+    if id(s) not in _unused:
+        return False
+    await _give_way(s)
+    return True
+
+
 async def _give_way(s: Session) -> None:
     """Close a pre-started session no cell used, and remove its log: it never held a turn."""
     _unused.discard(id(s))

@@ -14,13 +14,18 @@ no options would start it. The first ``%%claude`` cell then only sends its promp
   ``--no-kernel-tools``, ``--new``) closes the unused session quietly and starts its own; the
   unused session's log goes with it. Options a live session takes (``--mode``, ``--plan``,
   ``--model``) are applied to it as to any live session.
-- A pre-started CLI never used sleeps after ``ClaudeMagics.idle_timeout`` like any idle one.
+- A pre-started CLI that no cell (and no code) has used closes ``UNUSED_TIMEOUT`` after it is
+  ready (2 minutes; sooner if ``ClaudeMagics.idle_timeout`` is shorter), its log with it: it
+  holds about 200 MB, and what it saves the first cell is one CLI start (docs/benchmarks.md,
+  figure 9). A first cell after that starts the session as it would without a pre-start, the
+  SDK already imported.
 - ``%config ClaudeMagics.prestart = False`` (or in a config file) turns it off.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import logging
 from typing import TYPE_CHECKING, Any
@@ -32,6 +37,9 @@ log = logging.getLogger("plan_widgets")
 DELAY = 0.05
 """Seconds after ``%load_ext`` before the pre-start begins: the cell that loads the extension
 ends first."""
+UNUSED_TIMEOUT = 120.0
+"""Seconds an unused pre-started session keeps its CLI once it is ready (issue 35; figure 9
+measures what the first cell pays once it has closed)."""
 
 
 def schedule(magics: Any) -> None:
@@ -81,6 +89,23 @@ def _live(s: Any) -> bool:
 def start_default(settings: dict[str, Any]) -> Session:
     """Start the session ``default`` as a cell with no options would (the first cell takes
     it, or it gives way: ``obtain.first_cell``)."""
+    from ..agent.tasks import spawn
     from .obtain import start_unused
 
-    return start_unused(settings)
+    s = start_unused(settings)
+    after = min(t for t in (UNUSED_TIMEOUT, s.options.idle_timeout) if t)
+    spawn(_close_if_unused(s, after), name="claude-prestart-unused")
+    return s
+
+
+async def _close_if_unused(s: Session, after: float) -> None:
+    """Close the pre-started session if nothing has used it ``after`` seconds after its CLI
+    is ready (a slow start does not count: the user had no ready CLI to use meanwhile)."""
+    from .obtain import close_unused
+
+    with contextlib.suppress(Exception):  # (a CLI that does not start ends as dead)
+        await s.wait(None)
+    await asyncio.sleep(after)
+    if not (s.closed or s.dead) and s.state.turns == 0 and not s.busy and s.pending is None:
+        if await close_unused(s):
+            log.info("the pre-started session was not used in %.0f s: its CLI closed", after)

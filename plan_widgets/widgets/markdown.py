@@ -25,9 +25,11 @@ PAGE_SIZE = 16  # frozen blocks per page (box) of a stream
 # updates): an update that freezes a block costs about 2.1 ms of the kernel's CPU (0.5 ms
 # Markdown, the rest three widget messages), one that only redraws a short tail well under 1 ms.
 # So a model's usual pace (tens of deltas a second) keeps 9 updates a second, while an answer
-# arriving at 30 KB a second (faster than anyone reads) gets about 5, and a long code block that
-# is re-rendered whole on every update gets fewer still.
-VIEW_SHARE = 0.01
+# arriving at 30 KB a second (faster than anyone reads) gets 4, and a long code block that
+# is re-rendered whole on every update gets fewer still. Issue 35: at 1% the updates were the
+# largest part of the view's cost per delta on that answer (14-18 µs of ~150, timed by
+# `python -m benchmarks._deltacost --kernel --cpu cell`); at 0.5%, 10 µs, and 4 updates a second.
+VIEW_SHARE = 0.005
 # ... but never fewer than 4 updates a second, so a stream never looks stuck. (An update's cost
 # grows with the text it brings, so without this cap a fast enough stream would push the
 # updates ever further apart.)
@@ -50,10 +52,15 @@ def markdown_output(src: str, **layout: Any) -> w.Output:
 
 
 def html_output(safe_html: str, layout: w.Layout | None = None) -> w.Output:
-    """An Output widget showing HTML that the caller built from escaped parts."""
-    out = w.Output() if layout is None else w.Output(layout=layout)
-    set_html(out, safe_html)
-    return out
+    """An Output widget showing HTML that the caller built from escaped parts (its content in
+    its ``comm_open``: no second message, e.g. before a card reaches the page)."""
+    outputs = (_html(safe_html),)
+    return w.Output(outputs=outputs) if layout is None else w.Output(layout=layout,
+                                                                     outputs=outputs)
+
+
+def _html(safe_html: str) -> dict[str, Any]:
+    return _output({"text/markdown": html_block(safe_html, "pw-html"), "text/plain": ""})
 
 
 def set_html(out: w.Output, safe_html: str) -> None:
@@ -62,8 +69,7 @@ def set_html(out: w.Output, safe_html: str) -> None:
     It goes through the same last step as rendered Markdown (:func:`html_block`): ``<pre>``
     newlines kept, no blank line, no ``$`` or ``\\`` a math renderer could take for TeX.
     """
-    out.outputs = (_output({"text/markdown": html_block(safe_html, "pw-html"),
-                            "text/plain": ""}),)
+    out.outputs = (_html(safe_html),)
 
 
 def set_markdown(out: w.Output, src: str) -> None:

@@ -107,10 +107,11 @@ class Card(w.Box):
 
     def __init__(self, decision: Decision, controls: list[w.Widget]) -> None:
         self.decision = decision
-        self.status = w.HTML(**look("full", "html"), _dom_classes=("pw-card-status",))
+        about = Described.of(decision)
+        self.status = w.HTML(_status(status_html(about)), **look("full", "html"),
+                             _dom_classes=("pw-card-status",))  # its text in its comm_open
         self.handle: Any = None  # a display of its own (show_card), else part of a turn's
         self._closed = False
-        about = Described.of(decision)
         if about.asker:  # a subagent asks: the card names it first
             controls = [w.HTML(html_block(asker_html(about), "pw-html"),
                                **look("full", "html")), *controls]
@@ -147,7 +148,7 @@ class Card(w.Box):
             soon(self.make_static)
 
     def set_status(self, safe_html: str) -> None:
-        self.status.value = html_block(lines_html(safe_html), "pw-status")
+        self.status.value = _status(safe_html)
 
     def mimebundle(self) -> dict[str, Any]:
         """The card's display bundle: the widget, and the static card for other frontends."""
@@ -186,3 +187,7 @@ def lines_html(safe_html: str) -> str:
     """Text in an HTML widget, with a line height of its own: the widget's (28 px, to line up
     with buttons) made text that wraps look double-spaced."""
     return f'<div style="line-height:1.45">{safe_html}</div>'
+
+
+def _status(safe_html: str) -> str:
+    return html_block(lines_html(safe_html), "pw-status")
