@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -81,11 +80,6 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         session.exitstatus = 1  # a test that did not run is not a test that passed
 
 
-def write_script(folder: Path, text: str, name: str = "script.yaml") -> Path:
-    """Write a scripted-model script (dedented YAML) into ``folder``; returns its path."""
-    p = folder / name
-    p.write_text(textwrap.dedent(text), encoding="utf-8")
-    return p
 
 
 @pytest.fixture

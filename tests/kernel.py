@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import queue
 import sys
+import textwrap
 import threading
 import time
 from collections.abc import Callable
@@ -270,3 +271,9 @@ def process_running(pid: int) -> bool:
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     except (OSError, IndexError):
         return False
+
+def write_script(folder: Path, text: str, name: str = "script.yaml") -> Path:
+    """Write a scripted-model script (dedented YAML) into ``folder``; returns its path."""
+    p = folder / name
+    p.write_text(textwrap.dedent(text), encoding="utf-8")
+    return p

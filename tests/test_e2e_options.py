@@ -12,8 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import write_script
-from kernel import Kernel, requests_of
+from kernel import Kernel, requests_of, write_script
 
 pytestmark = pytest.mark.e2e
 
