@@ -32,26 +32,17 @@ from .checklist import TASK_TOOLS, Checklist
 from .commands import names, unknown_command
 from .context import CONTEXT_TIMEOUT, ContextUsage
 from .gate import EDIT_TOOLS, is_plan_file
+from .health import HANDLERS as HEALTH_HANDLERS
+from .health import Health
 from .modes import Modes
 from .ports import SessionPort
 from .tasks import spawn
 from .turn import NullView, Turn
+from .turn import call_hook as _hook
 
 UNSHOWN_TOOLS = ("ExitPlanMode", "AskUserQuestion")
 """Tools shown as cards, not as tool lines."""
 log = logging.getLogger("plan_widgets")
-
-
-def _hook(view: Any, name: str, *args: Any) -> None:
-    """Call an optional view hook (``tasks_updated``, ``files_changed``) if the view has it;
-    views without it show nothing extra, and a failing hook never fails the turn."""
-    fn = getattr(view, name, None)
-    if fn is None:
-        return
-    try:
-        fn(*args)
-    except Exception:
-        log.exception("the turn view's %s failed", name)
 
 
 class Runner:
@@ -72,6 +63,8 @@ class Runner:
         self._merged: Turn | None = None
         """A self-started turn the user's prompt was taken into (ends with the same result)."""
         self.agents = Agents(session.emit, lambda: session.state)
+        self.health = Health(self)
+        """Retries, fallbacks, compaction, MCP servers, unknown messages (:mod:`health`)."""
         self.count = 0
         self.context: ContextUsage | None = None
         """How full the context window was after the last turn (None before one ended)."""
@@ -215,6 +208,7 @@ class Runner:
         turn.result = {"subtype": r.subtype, "cost_usd": r.cost_usd,
                        "input_tokens": r.input_tokens, "output_tokens": r.output_tokens,
                        "duration_ms": dur, "num_turns": r.num_turns, "session_id": r.session_id}
+        self.health.ended()
         if error:
             turn.view.error(error)
         summary = wording.turn_summary(dur, r.input_tokens, r.output_tokens, turn_cost, total)
@@ -295,7 +289,13 @@ class Runner:
             self.cli_turn.view.marker(wording.injected(m.kind))
 
     def _on_message_start(self, m: sig.MessageStart) -> None:
+        if self.health.retry is not None:
+            self.health.resumed()  # the stream is back: the retry line becomes a quiet one
         self._target().message_started(m.message_id)
+
+    def message_ended(self) -> None:
+        if self.cli_turn is not None:
+            self.cli_turn.message_ended()
 
     def _on_text_delta(self, m: sig.TextDelta) -> None:
         self._target().add_text(m.text)
@@ -423,4 +423,5 @@ _HANDLERS: dict[type, Callable[[Runner, Any], None]] = {
     sig.ModelReport: Runner._on_model,
     sig.ModeReport: Runner._on_mode,
     sig.TurnResult: Runner._on_result,
+    **HEALTH_HANDLERS,
 }

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from typing import Any, Protocol
 
 from .decisions import Decision
+
+log = logging.getLogger("plan_widgets")
 
 
 class TurnView(Protocol):
@@ -19,6 +22,18 @@ class TurnView(Protocol):
     def marker(self, text: str) -> None: ...
     def error(self, message: str) -> None: ...
     def finished(self, summary: str, ok: bool) -> None: ...
+
+
+def call_hook(view: Any, name: str, *args: Any) -> None:
+    """Call an optional view hook (``tasks_updated``, ``live_line``, ...) if the view has
+    it; views without it show nothing extra, and a failing hook never fails the turn."""
+    fn = getattr(view, name, None)
+    if fn is None:
+        return
+    try:
+        fn(*args)
+    except Exception:
+        log.exception("the turn view's %s failed", name)
 
 
 class NullView:
@@ -67,6 +82,7 @@ class Turn:
         self.started_at: float | None = None
         self._done: asyncio.Future[Turn] = asyncio.get_running_loop().create_future()
         self._streamed: set[str] = set()
+        self._mark: int | None = None  # len(text) when the message streaming now started
         self._tools: dict[str, str] = {}
         self.tool_inputs: dict[str, dict[str, Any]] = {}
         """Each tool call's input, by tool use id."""
@@ -117,11 +133,31 @@ class Turn:
 
     # -- what the turn learns as the CLI streams (see the runner's _on_* handlers) ----------
     def message_started(self, message_id: str | None) -> None:
-        """A new model message: its text will stream (and is then not shown twice)."""
+        """A new model message: its text will stream (and is then not shown twice). One
+        started before and never ended was cut: the retry streams it again, so what it
+        showed goes first (docs/cli.md#bad-day)."""
+        self.drop_unfinished()
         if message_id:
             self._streamed.add(message_id)
         if self._text and not self._text[-1].endswith("\n\n"):
             self._text.append("\n\n")  # each message its own paragraph in turn.text
+        self._mark = len(self.text)
+        if hasattr(self.view, "message_started"):
+            call_hook(self.view, "message_started")
+
+    def message_ended(self) -> None:
+        """The streamed message is complete (``message_delta``)."""
+        self._mark = None
+
+    def drop_unfinished(self) -> bool:
+        """Forget the text of a message that started and never ended (a cut stream), here
+        and in the view (its ``message_dropped`` hook). True if there was one."""
+        mark, self._mark = self._mark, None
+        if mark is None:
+            return False
+        self._text[:] = [self.text[:mark]] if mark else []
+        call_hook(self.view, "message_dropped")
+        return True
 
     def was_streamed(self, message_id: str | None) -> bool:
         return message_id is not None and message_id in self._streamed
