@@ -46,6 +46,14 @@ IGNORED: dict[str, str] = {
 }
 """System subtypes seen in the CLI's strings that this version leaves out, and why."""
 
+IGNORED_TYPES: dict[str, str] = {
+    "command_lifecycle": "a prompt queued, started, done: its echo and its result say it",
+    "tool_use_summary": "a summary of tool calls for the CLI's own UI: the tool lines say it",
+    "refusal_continuation": "the model_refusal_fallback line and the result say it",
+}
+"""Message types the SDK does not parse (it skips them) that this version leaves out, and
+why. Every other type the SDK skips is an :class:`~signals.Unknown`."""
+
 _REASONS = {"overloaded": "API overloaded", "rate_limit": "rate limited",
             "server_error": "server error", "unknown": "no response",
             "connection_error": "no response", "timeout": "no response"}
@@ -183,9 +191,12 @@ def _gist(data: Any) -> str:
     return ("fields: " + ", ".join(sorted(keys)[:8])) if keys else ""
 
 
-def unknown_type(raw: Any) -> sig.Unknown:
-    """A message of a type the SDK skipped (or could not parse)."""
+def unknown_type(raw: Any) -> list[sig.Signal]:
+    """A message of a type the SDK skipped (or could not parse): an Unknown, unless the
+    table says why it is left out."""
     kind = raw.get("type") if isinstance(raw, dict) else None
+    if kind in IGNORED_TYPES:
+        return []
     sub = raw.get("subtype") if isinstance(raw, dict) else None
     name = str(kind or type(raw).__name__) + (f"/{sub}" if sub else "")
-    return sig.Unknown(name, _gist(raw))
+    return [sig.Unknown(name, _gist(raw))]
