@@ -43,6 +43,9 @@ IGNORED: dict[str, str] = {
     "post_turn_summary": "the CLI's own session list",
     "background_tasks_changed": "task_started/task_notification carry the same",
     "model_refusal_no_fallback": "the result that follows says the refusal in one line",
+    "permission_denied": "the tool line says the refusal (the result carries the reason)",
+    "control_request_progress": "the control request's own answer says the outcome",
+    "bridge_state": "the state of a remote bridge, not used here",
 }
 """System subtypes seen in the CLI's strings that this version leaves out, and why."""
 
@@ -50,6 +53,10 @@ IGNORED_TYPES: dict[str, str] = {
     "command_lifecycle": "a prompt queued, started, done: its echo and its result say it",
     "tool_use_summary": "a summary of tool calls for the CLI's own UI: the tool lines say it",
     "refusal_continuation": "the model_refusal_fallback line and the result say it",
+    "keep_alive": "a heartbeat of the stream",
+    "auth_status": "a login's progress; a rejected key ends the turn with one line",
+    "notification": "the CLI's own terminal notifications",
+    "active_goal": "sent only to a remote (cloud) host",
 }
 """Message types the SDK does not parse (it skips them) that this version leaves out, and
 why. Every other type the SDK skips is an :class:`~signals.Unknown`."""

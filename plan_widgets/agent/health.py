@@ -26,8 +26,8 @@ from .tasks import spawn
 from .turn import call_hook as _hook
 
 log = logging.getLogger("plan_widgets")
-MCP_SETTLE = (1.0, 4.0, 15.0)
-"""Seconds after ``init`` at which pending MCP servers are asked again (bounded)."""
+MCP_SETTLE = (0.2, 1.0, 4.0, 15.0)
+"""Seconds between asking the CLI again about pending MCP servers (bounded)."""
 MCP_TIMEOUT = 5.0
 TROUBLE = ("failed", "needs-auth")
 
@@ -184,8 +184,12 @@ class Health:
     # -- MCP servers ---------------------------------------------------------------------------
     def on_mcp(self, m: sig.McpServers) -> None:
         self._record(m)
-        pending = any(status == "pending" for _n, status, _e in m.servers)
-        if pending and (self._settling is None or self._settling.done()):
+        # init says "failed" without the error (measured): get_mcp_status has it; and
+        # pending servers settle in the background
+        known = self.s.state.mcp
+        ask = any(status == "pending" or (status in TROUBLE and not known[n].get("error"))
+                  for n, status, _e in m.servers)
+        if ask and (self._settling is None or self._settling.done()):
             self._settling = spawn(self._settle())
 
     def _record(self, m: sig.McpServers) -> None:
@@ -208,7 +212,9 @@ class Health:
                 found = await asyncio.wait_for(ask(), MCP_TIMEOUT)
                 if found is not None:
                     self._record(found)
-            if not any(v.get("status") == "pending" for v in self.s.state.mcp.values()):
+            if not any(v.get("status") == "pending" or (
+                    v.get("status") in TROUBLE and not v.get("error"))
+                    for v in self.s.state.mcp.values()):
                 return
 
     # -- anything else -------------------------------------------------------------------------
