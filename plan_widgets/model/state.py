@@ -92,6 +92,7 @@ class AgentRecord(NamedTuple):
 
 
 _EMPTY: Mapping[str, DecisionRecord] = MappingProxyType({})
+_NONE: Mapping[str, Mapping[str, Any]] = MappingProxyType({})
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +129,7 @@ class SessionState:
     approved_ids: tuple[str, ...] = ()
     last_compaction: Mapping[str, Any] | None = None
     """The latest compaction: ``ts``, ``turn``, ``trigger``, ``pre_tokens``, ``post_tokens``."""
-    mcp: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: _EMPTY)
+    mcp: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: _NONE)
     """The MCP servers by name: ``status`` and ``error`` as last reported."""
     cost_base: float = field(default=0.0, repr=False)
     """Cost of earlier CLI processes (``total_cost_usd`` restarts with each process)."""
