@@ -169,3 +169,36 @@ def _requests(k: Kernel) -> list[dict[str, Any]]:
     from kernel import requests_of
 
     return requests_of(k.cwd)
+
+
+def test_a_model_fallback_is_said_and_the_marker_follows(kernel: Kernel) -> None:
+    cell = kernel.start("%%claude --scripted badday_fallback.yaml --model claude-opus-5-5 "
+                        "--fallback-model claude-sonnet-4-5\nhello")
+    md = finish(kernel, cell)
+    assert "model fallback: claude-sonnet-4-5 answers instead of claude-opus-5-5" in md, md
+    assert "The fallback model answers." in md
+    assert "model <b>claude-sonnet-4-5</b>" in kernel.html_text()  # the bar's marker
+    [fb] = events(kernel, "model:fallback")
+    assert (fb["to_model"], fb["from_model"]) == ("claude-sonnet-4-5", "claude-opus-5-5")
+    # a live session cannot change it (the CLI takes it when it starts): one line
+    out = kernel.execute("%%claude --fallback-model claude-haiku-4-5\nagain")
+    assert "use --new to change --fallback-model" in out["text"], out["text"]
+
+
+def test_a_failed_mcp_server_is_named(kernel: Kernel, workdir: Path) -> None:
+    (workdir / ".mcp.json").write_text(json.dumps(
+        {"mcpServers": {"teamdb": {"command": "teamdb-does-not-exist", "args": []}}}))
+    (workdir / ".claude").mkdir(exist_ok=True)
+    (workdir / ".claude" / "settings.json").write_text(
+        json.dumps({"enableAllProjectMcpServers": True}))
+    kernel.execute("%%claude --scripted badday_compact.yaml\nhello")
+    # the bar: one short marker, the error in its tooltip (asked of get_mcp_status)
+    kernel.wait_until(lambda: "MCP ✗" in kernel.html_text() and "Executable not found"
+                      in kernel.html_text(), 30, "the MCP marker with its error")
+    status = kernel.execute("%claude status")["text"]
+    assert "MCP servers in trouble: teamdb failed (Executable not found" in status, status
+    listed = kernel.execute("%claude mcp")["text"]
+    assert re.search(r"teamdb: failed — Executable not found in \$PATH", listed), listed
+    changes = events(kernel, "mcp:status")
+    assert [c["status"] for c in changes if c["name"] == "teamdb"][:1] == ["failed"]
+    assert any(c["error"] for c in changes if c["name"] == "teamdb")
