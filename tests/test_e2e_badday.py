@@ -138,7 +138,7 @@ def test_interrupt_during_a_retry_wait_ends_the_turn_at_once(kernel: Kernel) -> 
     assert waited < 25, waited  # far less than the 30 s retry-after (no timing target)
     assert "retrying in" not in md
     assert "retried 1 time: API overloaded" in md
-    assert "✗" in md  # the turn ended, and says it did not finish
+    assert "✗" in md and "interrupt" in md.lower(), md  # ended, and says why
     assert kernel.eval("plan_widgets.get().status") == "'idle'"
 
 
