@@ -110,6 +110,26 @@ def test_a_cut_stream_shows_the_reply_once(kernel: Kernel) -> None:
     assert retry["status"] is None and retry["reason"] == "no response"
 
 
+def test_a_cut_after_thinking_or_in_a_tool_call_leaves_nothing_twice(kernel: Kernel,
+                                                                     workdir: Path) -> None:
+    # measured: a cut after a finished block is retried with no api_retry; the new
+    # message_start alone says that the broken message goes
+    cell = kernel.start("%%claude --scripted badday_retry.yaml --mode acceptEdits\n"
+                        "please think first")
+    md = finish(kernel, cell)
+    assert md.count("Thinking…") == 1, md
+    assert md.count("Thought, then written: the answer, once.") == 1, md
+    assert md.count("Thought, t") == 1, md
+    assert visible(kernel).count("Thinking…") == 1
+    assert len(events(kernel, "turn:thinking")) == 1  # the log: the thought once
+    cell = kernel.start("%%claude\nplease write a file")
+    md = finish(kernel, cell)
+    assert md.count("Writing the file.") == 1, md
+    assert md.count("cut.txt") >= 1 and md.count("✎ Write") == 1, md
+    assert "The file is written." in md
+    assert (workdir / "cut.txt").read_text() == "written once"
+
+
 def test_retries_that_never_succeed_end_the_turn_in_one_line(kernel: Kernel) -> None:
     kernel.execute("%%claude --scripted badday_retry.yaml\nhello")
     cell = kernel.start("%%claude\nthis will never work")

@@ -195,6 +195,8 @@ class Runner:
         dur = r.duration_ms
         if dur is None and turn.started_at is not None:
             dur = int((time.monotonic() - turn.started_at) * 1000)
+        for event in turn.message_ended():  # (an interrupted message's thinking)
+            s.emit(event)
         before = s.state.cost_usd
         if turn.counted:
             s.emit(ev.TurnEnded(
@@ -294,8 +296,8 @@ class Runner:
         self._target().message_started(m.message_id)
 
     def message_ended(self) -> None:
-        if self.cli_turn is not None:
-            self.cli_turn.message_ended()
+        for event in self.cli_turn.message_ended() if self.cli_turn is not None else ():
+            self.s.emit(event)
 
     def _on_text_delta(self, m: sig.TextDelta) -> None:
         self._target().add_text(m.text)
@@ -304,10 +306,14 @@ class Runner:
         turn = self._target()
         if not turn.was_streamed(m.message_id):
             turn.add_text(m.text)
+        for event in turn.block_done():  # it survives a cut (docs/cli.md#bad-day)
+            self.s.emit(event)
 
     def _on_thinking(self, m: sig.Thinking) -> None:
         turn = self._target()
-        self.s.emit(ev.Thought(turn=turn.number, text=m.text))
+        thought = ev.Thought(turn=turn.number, text=m.text)
+        if not turn.hold(thought):  # logged once its message is complete (turn.hold)
+            self.s.emit(thought)
         if self.s.options.show_thinking:
             _hook(turn.view, "thinking", m.text)
 

@@ -83,6 +83,7 @@ class Turn:
         self._done: asyncio.Future[Turn] = asyncio.get_running_loop().create_future()
         self._streamed: set[str] = set()
         self._mark: int | None = None  # len(text) when the message streaming now started
+        self._held: list[Any] = []  # events of that message, logged once it is complete
         self._tools: dict[str, str] = {}
         self.tool_inputs: dict[str, dict[str, Any]] = {}
         """Each tool call's input, by tool use id."""
@@ -134,8 +135,8 @@ class Turn:
     # -- what the turn learns as the CLI streams (see the runner's _on_* handlers) ----------
     def message_started(self, message_id: str | None) -> None:
         """A new model message: its text will stream (and is then not shown twice). One
-        started before and never ended was cut: the retry streams it again, so what it
-        showed goes first (docs/cli.md#bad-day)."""
+        started before and never ended was cut: what it showed since its last finished
+        text block goes first, as the CLI drops it too (docs/cli.md#bad-day)."""
         self.drop_unfinished()
         if message_id:
             self._streamed.add(message_id)
@@ -145,14 +146,37 @@ class Turn:
         if hasattr(self.view, "message_started"):
             call_hook(self.view, "message_started")
 
-    def message_ended(self) -> None:
-        """The streamed message is complete (``message_delta``)."""
+    def block_done(self) -> list[Any]:
+        """A text block of the message streaming now is finished (its ``AssistantMessage``
+        came): it survives a later cut (the CLI keeps it and asks the model to resume), and
+        so do the events held for the message so far."""
+        if self._mark is None:
+            return []
+        self._mark = len(self.text)
+        call_hook(self.view, "message_started")  # (the view marks the same place)
+        held, self._held = self._held, []
+        return held
+
+    def message_ended(self) -> list[Any]:
+        """The streamed message is complete (``message_delta``): the events held for it
+        (:meth:`hold`), to log now."""
         self._mark = None
+        held, self._held = self._held, []
+        return held
+
+    def hold(self, event: Any) -> bool:
+        """Keep ``event`` until the message streaming now is complete (a cut one is sent
+        again, and its thinking would be logged twice); False if no message is open."""
+        if self._mark is None:
+            return False
+        self._held.append(event)
+        return True
 
     def drop_unfinished(self) -> bool:
         """Forget the text of a message that started and never ended (a cut stream), here
         and in the view (its ``message_dropped`` hook). True if there was one."""
         mark, self._mark = self._mark, None
+        self._held.clear()
         if mark is None:
             return False
         self._text[:] = [self.text[:mark]] if mark else []

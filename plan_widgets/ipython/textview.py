@@ -55,6 +55,7 @@ class TextTurnView:
         self._agents: dict[str, str] = {}  # Agent call id -> its description
         self._agent_seen: dict[str, str] = {}  # Agent call id -> its state as last said
         self._live = ""  # the live line as last printed (without its countdown)
+        self._mark = 0  # text_parts when the newest message (or finished block) began
 
     def _p(self, s: str) -> None:
         self._md.flush()
@@ -95,8 +96,13 @@ class TextTurnView:
         if quiet:
             self.marker(quiet)
 
+    def message_started(self) -> None:
+        self._mark = len(self.text_parts)
+
     def message_dropped(self) -> None:
-        self.marker("the reply was cut off; it comes again in full below")
+        """A cut stream: what it printed since its last finished block cannot be taken back."""
+        if len(self.text_parts) > self._mark:
+            self.marker("the stream was cut off here; the reply goes on below")
 
     def tasks_updated(self, tasks: list[dict[str, Any]]) -> None:
         from ..agent.checklist import progress
