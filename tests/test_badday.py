@@ -158,3 +158,32 @@ def test_compaction_fallback_mcp_and_unknown_are_events_and_lines(tmp_path: Path
         await s.close()
 
     run(main())
+
+
+def test_a_rate_limit_and_a_notice_are_lines(tmp_path: Path) -> None:
+    import time
+
+    assert translate(SystemMessage(subtype="informational", data={
+        "content": "Raised this conversation's auto-compact window from 400k to 1m tokens",
+        "level": "notice"})) == [sig.Notice(
+            "Raised this conversation's auto-compact window from 400k to 1m tokens")]
+
+    async def script(c: FakeClient, prompt: str) -> None:
+        c.emit(sig.RateLimit("allowed", None, "five_hour"))  # within the limit: nothing
+        c.emit(sig.RateLimit("rejected", time.time() + 600, "five_hour"))
+        c.emit(sig.Notice("Raised the auto-compact window"))
+        c.say("ok")
+        c.end_turn()
+
+    async def main() -> None:
+        s = _session(tmp_path, script)
+        view = Recorder()
+        await s.ask("hi", view=view)
+        markers = [v for k, v in view.said if k == "marker"]
+        assert markers[0].startswith("rate limit (five hour) reached; resets in 1"), markers
+        assert markers[1] == "Raised the auto-compact window"
+        [e] = [e for e in s.events if e.type == "api:retry"]
+        assert e.attempt == 0 and e.resets_at is not None
+        await s.close()
+
+    run(main())

@@ -222,3 +222,16 @@ def test_a_failed_mcp_server_is_named(kernel: Kernel, workdir: Path) -> None:
     changes = events(kernel, "mcp:status")
     assert [c["status"] for c in changes if c["name"] == "teamdb"][:1] == ["failed"]
     assert any(c["error"] for c in changes if c["name"] == "teamdb")
+
+
+def test_auto_compaction_is_a_line_in_the_turn_where_it_happened(kernel: Kernel) -> None:
+    kernel.execute("%%claude --scripted badday_compact.yaml\nplease fill the context")
+    cell = kernel.start("%%claude\nwhat now?")
+    md = finish(kernel, cell)
+    assert re.search(r"conversation compacted: 995k → [\d,k]+ tokens, auto", md), md
+    assert md.index("conversation compacted") < md.index("Hello there.")  # where it happened
+    [boundary] = events(kernel, "context:compacted")
+    assert boundary["trigger"] == "auto" and boundary["turn"] == 2
+    # the meter was read again: not the full context of the turn before
+    kernel.wait_until(lambda: "ctx" in kernel.html_text(), 30, "the context meter")
+    assert kernel.eval("plan_widgets.get().context.turn") == "2"

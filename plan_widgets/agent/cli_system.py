@@ -20,6 +20,7 @@ TRANSLATED: dict[str, str] = {
     "model_refusal_fallback": "a model fallback line; the model marker follows",
     "model_consent_fallback": "a model fallback line; the model marker follows",
     "compact_boundary": "the compaction line, its event, the context meter",
+    "informational": "a quiet line with its text (the CLI's notices to the user)",
     "task_started": "a subagent's line (translated by the SDK's own type)",
     "task_progress": "a subagent's progress",
     "task_notification": "a subagent's end",
@@ -35,7 +36,6 @@ IGNORED: dict[str, str] = {
     "turn_duration": "the result carries the duration",
     "thinking_tokens": "the result's usage carries the tokens",
     "notification": "the CLI's terminal notifications (bell, desktop), for its own UI",
-    "informational": "the CLI's own transcript notes, for its own UI",
     "local_command": "a local command's output comes as an assistant message too",
     "stop_hook_summary": "hooks here are the session's own, reported on their tool lines",
     "session_metadata": "metadata for the CLI's own session list",
@@ -111,6 +111,9 @@ def system_signals(subtype: str, data: dict[str, Any]) -> list[sig.Signal]:
         out.append(sig.Compacted(str(meta.get("trigger") or "auto"),
                                  _int(meta.get("pre_tokens")), _int(meta.get("post_tokens")),
                                  data.get("uuid")))
+    elif subtype == "informational":
+        if isinstance(data.get("content"), str) and data["content"].strip():
+            out.append(sig.Notice(" ".join(data["content"].split())[:300]))
     elif subtype not in TRANSLATED and subtype not in IGNORED:
         out.append(sig.Unknown(f"system/{subtype}", _gist(data)))
     return out

@@ -231,6 +231,7 @@ HANDLERS: dict[type, Callable[[Any, Any], None]] = {
     sig.Compacted: lambda r, m: r.health.on_compacted(m),
     sig.McpServers: lambda r, m: r.health.on_mcp(m),
     sig.Unknown: lambda r, m: r.health.on_unknown(m),
+    sig.Notice: lambda r, m: r.health._line(m.text),
     sig.MessageEnd: lambda r, m: r.message_ended(),
 }
 """The runner's handlers for these signals (merged into its table)."""

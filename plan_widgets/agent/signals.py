@@ -256,6 +256,14 @@ class McpServers:
 
 
 @dataclass(frozen=True)
+class Notice:
+    """A notice of the CLI's own for the user (``informational``), e.g. "Raised this
+    conversation's auto-compact window from 400k to 1m tokens"."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class Unknown:
     """A message (or ``system`` subtype) this version does not know: logged, shown quietly,
     never swallowed (docs/cli.md#bad-day)."""
@@ -267,4 +275,4 @@ class Unknown:
 Signal = (MessageStart | TextDelta | AssistantText | ToolUse | ToolResult | ModelReport
           | ModeReport | TurnResult | SubagentText | PromptEcho | Injected | AgentStart
           | AgentStep | AgentEnd | Thinking | MessageEnd | ApiRetry | RateLimit | Fallback
-          | Compacting | Compacted | McpServers | Unknown)
+          | Compacting | Compacted | McpServers | Notice | Unknown)

@@ -298,7 +298,8 @@ class ScriptedServer(ThreadingHTTPServer):
                 "type": _ERROR_TYPES.get(status, "api_error"), "message": step.fail.message}},
                 self._fail_headers(step))
             return
-        evs = events_for(step.reply or [Block(text="(cut)")], req, names, step.stop_reason)
+        evs = events_for(step.reply or [Block(text="(cut)")], req, names, step.stop_reason,
+                         step.input_tokens)
         if step.fail is not None and step.fail.cut_after_events is not None:
             self._write(h, evs[: step.fail.cut_after_events], cut=True, interval=step.interval)
             return
