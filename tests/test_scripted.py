@@ -860,3 +860,13 @@ def test_the_summary_request_is_answered_with_a_summary(serve) -> None:
             reply: [{text: "<summary>kept</summary>"}]
     """)
     assert post(m2, body(SUMMARY_REQUEST)).text == "<summary>kept</summary>"
+
+
+def test_a_step_sends_extra_headers(serve) -> None:
+    m = serve("""
+        steps:
+          - headers: {anthropic-ratelimit-unified-status: allowed_warning}
+            reply: [{text: ok}]
+    """)
+    r = post(m, body())
+    assert r.headers["anthropic-ratelimit-unified-status"] == "allowed_warning" and r.text == "ok"

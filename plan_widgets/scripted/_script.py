@@ -142,6 +142,8 @@ class Step(_Strict):
     stop_reason: Literal["end_turn", "max_tokens"] | None = None
     interval: float = Field(default=0.0, ge=0, le=10)
     """Seconds between streamed events (0: send the reply at once)."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    """Extra HTTP headers on the reply (e.g. ``anthropic-ratelimit-unified-status``)."""
     input_tokens: int | None = Field(default=None, gt=0)
     """The input tokens the reply reports (a full context: 995000 makes the CLI compact the
     conversation by itself before its next request; docs/cli.md#bad-day)."""

@@ -303,7 +303,7 @@ class ScriptedServer(ThreadingHTTPServer):
         if step.fail is not None and step.fail.cut_after_events is not None:
             self._write(h, evs[: step.fail.cut_after_events], cut=True, interval=step.interval)
             return
-        self._write(h, evs, interval=step.interval)
+        self._write(h, evs, interval=step.interval, headers=dict(step.headers))
 
     def _fail_headers(self, step: Step) -> dict[str, str]:
         """A status answer's retry headers (``retry-after``, ``x-should-retry``)."""
@@ -321,7 +321,7 @@ class ScriptedServer(ThreadingHTTPServer):
 
     @staticmethod
     def _write(h: _Handler, events: list[bytes], cut: bool = False,
-               interval: float = 0.0) -> None:
+               interval: float = 0.0, headers: dict[str, str] | None = None) -> None:
         if not h.streaming and not cut:  # e.g. the CLI's model check: one JSON message
             h._json(200, collapse(events))
             return
@@ -329,6 +329,8 @@ class ScriptedServer(ThreadingHTTPServer):
         h.send_header("content-type", "text/event-stream")
         h.send_header("cache-control", "no-cache")
         h.send_header("request-id", "req_" + uuid.uuid4().hex[:20])
+        for k, v in (headers or {}).items():
+            h.send_header(k, v)
         if not cut:
             h.send_header("content-length", str(sum(len(e) for e in events)))
         else:
