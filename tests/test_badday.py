@@ -187,3 +187,25 @@ def test_a_rate_limit_and_a_notice_are_lines(tmp_path: Path) -> None:
         await s.close()
 
     run(main())
+
+
+def test_the_finished_message_is_the_truth(tmp_path: Path) -> None:
+    async def script(c: FakeClient, prompt: str) -> None:
+        c.emit(sig.MessageStart("m1"))
+        c.emit(sig.TextDelta("The answer is 4"))
+        c.emit(sig.TextDelta("The answer is 42."))  # a stream that went wrong, unseen
+        c.emit(sig.AssistantText("The answer is 42.", "m1"))
+        c.emit(sig.MessageEnd())
+        c.say("And that is all.")
+        c.end_turn()
+
+    async def main() -> None:
+        s = _session(tmp_path, script)
+        view = Recorder()
+        turn = await s.ask("hi", view=view)
+        assert turn.text == "The answer is 42.\n\nAnd that is all."
+        kinds = [k for k, _ in view.said]
+        assert kinds[:4] == ["text", "text", "dropped", "text"], view.said
+        await s.close()
+
+    run(main())

@@ -304,9 +304,10 @@ class Runner:
 
     def _on_assistant_text(self, m: sig.AssistantText) -> None:
         turn = self._target()
-        if not turn.was_streamed(m.message_id):
+        streamed = turn.was_streamed(m.message_id)
+        if not streamed:
             turn.add_text(m.text)
-        for event in turn.block_done():  # it survives a cut (docs/cli.md#bad-day)
+        for event in turn.block_done(m.text if streamed else None):  # (docs/cli.md#bad-day)
             self.s.emit(event)
 
     def _on_thinking(self, m: sig.Thinking) -> None:

@@ -146,12 +146,17 @@ class Turn:
         if hasattr(self.view, "message_started"):
             call_hook(self.view, "message_started")
 
-    def block_done(self) -> list[Any]:
+    def block_done(self, text: str | None = None) -> list[Any]:
         """A text block of the message streaming now is finished (its ``AssistantMessage``
         came): it survives a later cut (the CLI keeps it and asks the model to resume), and
-        so do the events held for the message so far."""
+        so do the events held for the message so far. ``text``: the block as the message
+        has it, the truth: what streamed since the mark is replaced if it differs."""
         if self._mark is None:
             return []
+        if text is not None and self.text[self._mark:] != text:
+            self._text[:] = [self.text[: self._mark]]
+            call_hook(self.view, "message_dropped")
+            self.add_text(text)
         self._mark = len(self.text)
         call_hook(self.view, "message_started")  # (the view marks the same place)
         held, self._held = self._held, []
