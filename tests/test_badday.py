@@ -209,3 +209,23 @@ def test_the_finished_message_is_the_truth(tmp_path: Path) -> None:
         await s.close()
 
     run(main())
+
+
+def test_compaction_reports_out_of_order(tmp_path: Path) -> None:
+    async def script(c: FakeClient, prompt: str) -> None:
+        c.emit(sig.Compacted("auto", 995000, 2600, "u9"))  # the boundary first
+        c.emit(sig.Compacting(True))  # then its status, late
+        c.emit(sig.Compacting(False, "success"))
+        c.say("ok")
+        c.end_turn()
+
+    async def main() -> None:
+        s = _session(tmp_path, script)
+        view = Recorder()
+        await s.ask("hi", view=view)
+        assert ("marker", "conversation compacted: 995k → 2,600 tokens, auto") in view.said
+        assert not [x for x in view.said if x[0] == "live"], view.said  # no stale "compacting…"
+        assert s.runner.health.compacting is None
+        await s.close()
+
+    run(main())

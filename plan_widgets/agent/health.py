@@ -55,6 +55,7 @@ class Health:
         self._tick: asyncio.TimerHandle | None = None
         self._seen: set[str] = set()  # compact_boundary uuids (the CLI may send one twice)
         self._settling: asyncio.Task[Any] | None = None
+        self._boundary_at = -10.0  # when the last compact_boundary came (monotonic)
 
     # -- what the bar shows --------------------------------------------------------------------
     @property
@@ -77,9 +78,13 @@ class Health:
         turn = self._turn()
         return turn.number if turn is not None else 0
 
-    def _line(self, text: str) -> None:
-        """A quiet line in the turn running now (between turns: a view of its own)."""
+    def _line(self, text: str, between: bool = True) -> None:
+        """A quiet line in the turn running now; between turns a view of its own, or (not
+        ``between``: an unknown message, a notice, which could come often) only the log."""
         turn = self._turn()
+        if turn is None and not between:
+            log.info("between turns, the CLI said: %s", text)
+            return
         view = turn.view if turn is not None else self.s.between_cells_view(text)
         view.marker(text)
 
@@ -155,6 +160,8 @@ class Health:
     def on_compacting(self, m: sig.Compacting) -> None:
         turn = self._turn()
         if m.active:
+            if time.monotonic() - self._boundary_at < 2.0:
+                return  # its boundary came first (out of order): it is over already
             if turn is not None and self.compacting is None:
                 self.compacting = turn
                 _hook(turn.view, "live_line", wording.COMPACTING)
@@ -169,6 +176,7 @@ class Health:
             self._seen.add(m.uuid)
         self.s.emit(ev.Compacted(turn=self._number(), trigger=m.trigger,
                                  pre_tokens=m.pre_tokens, post_tokens=m.post_tokens))
+        self._boundary_at = time.monotonic()
         self._compaction_over(wording.compaction_line(m.trigger, m.pre_tokens, m.post_tokens))
         # the meter at once (in the background, bounded), not after the turn
         spawn(self.runner.measure_context(self.s.state.turns))
@@ -220,7 +228,7 @@ class Health:
     # -- anything else -------------------------------------------------------------------------
     def on_unknown(self, m: sig.Unknown) -> None:
         self.s.emit(ev.CliUnknown(kind=m.kind, detail=m.detail))
-        self._line(wording.unknown_message(m.kind, m.detail))
+        self._line(wording.unknown_message(m.kind, m.detail), between=False)
 
 
 HANDLERS: dict[type, Callable[[Any, Any], None]] = {
@@ -231,7 +239,7 @@ HANDLERS: dict[type, Callable[[Any, Any], None]] = {
     sig.Compacted: lambda r, m: r.health.on_compacted(m),
     sig.McpServers: lambda r, m: r.health.on_mcp(m),
     sig.Unknown: lambda r, m: r.health.on_unknown(m),
-    sig.Notice: lambda r, m: r.health._line(m.text),
+    sig.Notice: lambda r, m: r.health._line(m.text, between=False),
     sig.MessageEnd: lambda r, m: r.message_ended(),
 }
 """The runner's handlers for these signals (merged into its table)."""

@@ -45,8 +45,12 @@ def mcp(args: argparse.Namespace) -> None:
 
 
 def status_lines(s: Any) -> list[str]:
-    """What ``%claude status`` adds: MCP servers in trouble, the last compaction."""
+    """What ``%claude status`` adds: a retry or compaction under way, MCP servers in
+    trouble, the last compaction."""
     out = []
+    health = getattr(getattr(s, "runner", None), "health", None)
+    if health is not None and health.bar_note:
+        out.append(f"now: {health.bar_note}")
     bad = [(n, v) for n, v in s.state.mcp.items() if v.get("status") in ("failed", "needs-auth")]
     if bad:
         out.append("MCP servers in trouble: " + "; ".join(
