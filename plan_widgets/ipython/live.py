@@ -136,7 +136,9 @@ def context(args: argparse.Namespace) -> None:
         print(f"{s.name}: {ctx.label} after turn {ctx.turn}: {lines[0]}")
         for line in lines[1:]:
             print(f"  {line}")
-    print(compaction(s) or "never compacted")
+    last = compaction(s)
+    if last:  # when the conversation was last compacted (never: nothing more to say)
+        print(last)
 
 
 def rewind(args: argparse.Namespace) -> None:
