@@ -105,6 +105,8 @@ class Health:
         r.attempt, r.max_retries = m.attempt, m.max_retries
         r.deadline = time.monotonic() + (m.delay_ms or 0) / 1000
         r.reasons.append(reason)
+        if self._tick is not None:  # the last attempt's countdown ends here
+            self._tick.cancel()
         self._countdown()
         self.s.notify()
 
