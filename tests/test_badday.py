@@ -183,7 +183,7 @@ def test_a_rate_limit_and_a_notice_are_lines(tmp_path: Path) -> None:
         assert markers[0].startswith("rate limit (five hour) reached; resets in 1"), markers
         assert markers[1] == "Raised the auto-compact window"
         [e] = [e for e in s.events if e.type == "api:retry"]
-        assert e.attempt == 0 and e.resets_at is not None
+        assert e.attempt == 0 and "resets in" in e.reason
         await s.close()
 
     run(main())

@@ -148,7 +148,7 @@ class Health:
         if m.status == "allowed":
             return  # within the limit: nothing to say
         text = wording.rate_limit_line(m.status, m.resets_at, m.limit_type)
-        self.s.emit(ev.ApiRetried(turn=self._number(), reason=text, resets_at=m.resets_at))
+        self.s.emit(ev.ApiRetried(turn=self._number(), reason=text))  # (when: in the text)
         self._line(text)
 
     def on_fallback(self, m: sig.Fallback) -> None:

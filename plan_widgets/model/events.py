@@ -300,9 +300,7 @@ class SessionAsleep(EventBase):
     idle_seconds: float
 
 
-class ApiRetried(EventBase):
-    """The CLI retries a request (``api_retry``) or says a rate limit (``attempt`` 0)."""
-
+class ApiRetried(EventBase):  # a retry, or a rate limit (attempt 0): docs/cli.md#bad-day
     type: Literal["api:retry"] = "api:retry"
     turn: int = 0
     reason: str
@@ -310,7 +308,6 @@ class ApiRetried(EventBase):
     max_retries: int | None = None
     delay_ms: int | None = None
     status: int | None = None
-    resets_at: float | None = None
 
 
 class ModelFellBack(EventBase):
@@ -337,9 +334,7 @@ class McpChanged(EventBase):
     error: str | None = None
 
 
-class CliUnknown(EventBase):
-    """A message from the CLI this version does not know (docs/cli.md#bad-day)."""
-
+class CliUnknown(EventBase):  # a message this version does not know (docs/cli.md#bad-day)
     type: Literal["cli:unknown"] = "cli:unknown"
     kind: str
     detail: str = ""
