@@ -21,6 +21,7 @@ TRANSLATED: dict[str, str] = {
     "model_consent_fallback": "a model fallback line; the model marker follows",
     "compact_boundary": "the compaction line, its event, the context meter",
     "informational": "a quiet line with its text (the CLI's notices to the user)",
+    "commands_changed": "the slash commands and skills (`%claude commands`, Tab)",
     "task_started": "a subagent's line (translated by the SDK's own type)",
     "task_progress": "a subagent's progress",
     "task_notification": "a subagent's end",

@@ -233,6 +233,13 @@ class Health:
         self._line(wording.unknown_message(m.kind, m.detail), between=False)
 
 
+def _message_ended(runner: Any) -> None:
+    """A streamed message is complete: the events held for it are logged (turn.hold)."""
+    turn = runner.cli_turn
+    for event in turn.message_ended() if turn is not None else ():
+        runner.s.emit(event)
+
+
 HANDLERS: dict[type, Callable[[Any, Any], None]] = {
     sig.ApiRetry: lambda r, m: r.health.on_retry(m),
     sig.RateLimit: lambda r, m: r.health.on_rate_limit(m),
@@ -242,6 +249,6 @@ HANDLERS: dict[type, Callable[[Any, Any], None]] = {
     sig.McpServers: lambda r, m: r.health.on_mcp(m),
     sig.Unknown: lambda r, m: r.health.on_unknown(m),
     sig.Notice: lambda r, m: r.health._line(m.text, between=False),
-    sig.MessageEnd: lambda r, m: r.message_ended(),
+    sig.MessageEnd: lambda r, m: _message_ended(r),
 }
 """The runner's handlers for these signals (merged into its table)."""

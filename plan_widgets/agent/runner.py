@@ -63,8 +63,7 @@ class Runner:
         self._merged: Turn | None = None
         """A self-started turn the user's prompt was taken into (ends with the same result)."""
         self.agents = Agents(session.emit, lambda: session.state)
-        self.health = Health(self)
-        """Retries, fallbacks, compaction, MCP servers, unknown messages (:mod:`health`)."""
+        self.health = Health(self)  # retries, fallbacks, compaction, MCP servers, ...
         self.count = 0
         self.context: ContextUsage | None = None
         """How full the context window was after the last turn (None before one ended)."""
@@ -291,13 +290,8 @@ class Runner:
             self.cli_turn.view.marker(wording.injected(m.kind))
 
     def _on_message_start(self, m: sig.MessageStart) -> None:
-        if self.health.retry is not None:
-            self.health.resumed()  # the stream is back: the retry line becomes a quiet one
+        self.health.resumed()  # the stream is back: a retry line becomes a quiet one
         self._target().message_started(m.message_id)
-
-    def message_ended(self) -> None:
-        for event in self.cli_turn.message_ended() if self.cli_turn is not None else ():
-            self.s.emit(event)
 
     def _on_text_delta(self, m: sig.TextDelta) -> None:
         self._target().add_text(m.text)
