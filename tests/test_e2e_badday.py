@@ -202,7 +202,8 @@ def test_a_model_fallback_is_said_and_the_marker_follows(kernel: Kernel) -> None
     assert (fb["to_model"], fb["from_model"]) == ("claude-sonnet-4-5", "claude-opus-5-5")
     # a live session cannot change it (the CLI takes it when it starts): one line
     out = kernel.execute("%%claude --fallback-model claude-haiku-4-5\nagain")
-    assert "use --new to change --fallback-model" in out["text"], out["text"]
+    assert "runs with fallback_model='claude-sonnet-4-5'" in out["text"], out["text"]
+    assert "add --new" in out["text"]
 
 
 def test_a_failed_mcp_server_is_named(kernel: Kernel, workdir: Path) -> None:
