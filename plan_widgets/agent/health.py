@@ -235,9 +235,8 @@ class Health:
 
 def _message_ended(runner: Any) -> None:
     """A streamed message is complete: the events held for it are logged (turn.hold)."""
-    turn = runner.cli_turn
-    for event in turn.message_ended() if turn is not None else ():
-        runner.s.emit(event)
+    if runner.cli_turn is not None:
+        runner.cli_turn.message_ended()
 
 
 HANDLERS: dict[type, Callable[[Any, Any], None]] = {

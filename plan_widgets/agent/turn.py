@@ -146,36 +146,46 @@ class Turn:
         if hasattr(self.view, "message_started"):
             call_hook(self.view, "message_started")
 
-    def block_done(self, text: str | None = None) -> list[Any]:
+    def assistant_text(self, text: str, message_id: str | None) -> None:
+        """A finished text block (its ``AssistantMessage``): shown if it was not streamed;
+        if it was, it is the truth, and survives a cut (:meth:`block_done`)."""
+        if not self.was_streamed(message_id):
+            self.add_text(text)
+        else:
+            self.block_done(text)
+
+    def block_done(self, text: str | None = None) -> None:
         """A text block of the message streaming now is finished (its ``AssistantMessage``
         came): it survives a later cut (the CLI keeps it and asks the model to resume), and
         so do the events held for the message so far. ``text``: the block as the message
         has it, the truth: what streamed since the mark is replaced if it differs."""
         if self._mark is None:
-            return []
+            return
         if text is not None and self.text[self._mark:] != text:
             self._text[:] = [self.text[: self._mark]]
             call_hook(self.view, "message_dropped")
             self.add_text(text)
         self._mark = len(self.text)
         call_hook(self.view, "message_started")  # (the view marks the same place)
-        held, self._held = self._held, []
-        return held
+        self._log_held()
 
-    def message_ended(self) -> list[Any]:
+    def message_ended(self) -> None:
         """The streamed message is complete (``message_delta``): the events held for it
-        (:meth:`hold`), to log now."""
+        (:meth:`hold`) are logged now."""
         self._mark = None
-        held, self._held = self._held, []
-        return held
+        self._log_held()
 
-    def hold(self, event: Any) -> bool:
-        """Keep ``event`` until the message streaming now is complete (a cut one is sent
-        again, and its thinking would be logged twice); False if no message is open."""
-        if self._mark is None:
-            return False
+    def hold(self, event: Any) -> None:
+        """Log ``event`` once the message streaming now is complete (a cut one is sent again,
+        and its thinking would be logged twice); at once if no message is open."""
         self._held.append(event)
-        return True
+        if self._mark is None:
+            self._log_held()
+
+    def _log_held(self) -> None:
+        held, self._held = self._held, []
+        for event in held:
+            self.session.emit(event)
 
     def drop_unfinished(self) -> bool:
         """Forget the text of a message that started and never ended (a cut stream), here

@@ -172,7 +172,6 @@ class WidgetTurnView(w.VBox):
         """A whole thinking block: one folded line, apart from the answer."""
         self.nested.thinking(text)
 
-    # -- optional hooks for a bad day (liveline.py) --------------------------------------------
     def live_line(self, text: str) -> None:
         self.live.show(text)
 
