@@ -1,6 +1,6 @@
 """Execute the example notebooks on the scripted model and save them with outputs that tell
 the truth: ``.venv/bin/python scripts/save_notebooks.py [notebooks/NN_name.ipynb ...]``
-(default: every ``notebooks/0*.ipynb``).
+(default: every ``notebooks/[0-9]*.ipynb``).
 
 Why not ``jupyter nbconvert --execute``: nbclient reads only the messages of the cell it is
 running, so the updates a finished turn sends to an earlier cell's display (its static view,
@@ -195,9 +195,9 @@ def save(path: Path) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("notebooks", nargs="*", type=Path,
-                    help="the notebooks to run and save (default: notebooks/0*.ipynb)")
+                    help="the notebooks to run and save (default: notebooks/[0-9]*.ipynb)")
     args = ap.parse_args()
-    paths = [p.resolve() for p in args.notebooks] or sorted(NOTEBOOKS.glob("0*.ipynb"))
+    paths = [p.resolve() for p in args.notebooks] or sorted(NOTEBOOKS.glob("[0-9]*.ipynb"))
     for p in paths:
         started = time.monotonic()
         try:

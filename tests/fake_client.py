@@ -147,6 +147,7 @@ class FakeClient:
         self.emit(sig.MessageStart(f"msg_{self._ids}"))
         self.emit(sig.TextDelta(text))
         self.emit(sig.AssistantText(text, f"msg_{self._ids}"))
+        self.emit(sig.MessageEnd())
 
     async def ask(self, tool: str, tool_input: dict[str, Any]) -> Answer:
         """Call a tool that needs permission; returns the host's answer (as the CLI would

@@ -147,7 +147,8 @@ def test_api_fault_is_one_clear_line(kernel: Kernel, workdir: Path, script: str,
 
 
 def test_broken_script_is_one_clear_line(kernel: Kernel, workdir: Path) -> None:
-    (workdir / "fault_broken.yaml").write_text("steps:\n  - fail: {cut_after_events: 1}\n"
+    # (a status answer has no reply; a cut may have one: the part it streams)
+    (workdir / "fault_broken.yaml").write_text("steps:\n  - fail: {status: 500}\n"
                                                "    reply: [{text: both}]\n")
     cell = kernel.start("%%claude --scripted fault_broken.yaml\nhello")
     kernel.wait_until(lambda: idle(kernel, cell), 120, "the cell")

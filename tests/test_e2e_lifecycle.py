@@ -48,7 +48,7 @@ def test_close_ends_the_running_turn(kernel: Kernel, workdir: Path) -> None:
 
 
 def test_wait_returns_when_the_session_dies_while_starting(kernel: Kernel, workdir: Path) -> None:
-    (workdir / "broken.yaml").write_text("steps:\n  - fail: {cut_after_events: 1}\n"
+    (workdir / "broken.yaml").write_text("steps:\n  - fail: {status: 500}\n"
                                          "    reply: [{text: both}]\n")
     out = kernel.execute(
         "import plan_widgets\ns = plan_widgets.session('b', scripted='broken.yaml')\n"

@@ -433,6 +433,13 @@ SAMPLES: list[Any] = [
     ev.AgentEnded(agent_id="a1", status="completed", summary="wrote a.txt", tokens=2701,
                   tool_uses=1, duration_ms=134),
     ev.SessionAsleep(reason="idle", idle_seconds=3600.2),
+    ev.ApiRetried(turn=2, reason="API overloaded", attempt=2, max_retries=10, delay_ms=4100,
+                  status=529),
+    ev.ModelFellBack(turn=2, kind="model_fallback", to_model="claude-sonnet-4-5",
+                     from_model="claude-opus-5-5", reason="Switched to Sonnet 4.5"),
+    ev.Compacted(turn=3, trigger="manual", pre_tokens=152_000, post_tokens=18_000),
+    ev.McpChanged(name="teamdb", status="failed", error="spawn teamdbx ENOENT"),
+    ev.CliUnknown(kind="system/brand_new", detail="fields: x"),
     ev.ErrorEvent(kind="session_dead", message="the CLI exited"),
 ]
 

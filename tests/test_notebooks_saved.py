@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("0*.ipynb"))
+NOTEBOOKS = sorted(
+    (Path(__file__).resolve().parents[1] / "notebooks").glob("[0-9]*.ipynb"))
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 STALE = {
     "a mode or model not reported": re.compile(r"\bmode(l)? (<b>)?\?"),

@@ -803,3 +803,70 @@ def test_thinking_streams_as_signed_thinking_deltas(serve) -> None:
     assert r.text == "then I answer"
     with pytest.raises(ScriptError, match="exactly one of"):
         load_script({"steps": [{"reply": [{"thinking": "x", "text": "y"}]}]})
+
+
+# -- a bad day (issue 32) -------------------------------------------------------------------
+SUMMARY_REQUEST = ("CRITICAL: Respond with TEXT ONLY. Do NOT call any tools.\n...\nYour entire "
+                   "response must be plain text: an <analysis> block followed by a <summary> "
+                   "block.\n\nAdditional Instructions:\nkeep the greeting")
+
+
+def test_retry_headers_and_the_cli_retries(serve) -> None:
+    m = serve("""
+        retries: 3
+        steps:
+          - fail: {status: 429, times: 2, retry_after: 2.5}
+          - fail: {status: 500, should_retry: false}
+          - reply: [{text: ok}]
+    """)
+    assert m.env()["CLAUDE_CODE_MAX_RETRIES"] == "3"
+    for _ in range(2):
+        r = post(m, body())
+        assert r.status == 429 and r.headers["retry-after"] == "2.5"
+        assert "x-should-retry" not in r.headers  # the CLI decides by the status
+    r = post(m, body())
+    assert r.status == 500 and r.headers["x-should-retry"] == "false"
+    # without retries (the default) every failure says "do not retry"
+    quiet = serve("steps: [{fail: {status: 529}}]")
+    assert quiet.env()["CLAUDE_CODE_MAX_RETRIES"] == "0"
+    assert post(quiet, body()).headers["x-should-retry"] == "false"
+
+
+def test_a_cut_streams_part_of_its_reply(serve) -> None:
+    m = serve("""
+        steps:
+          - fail: {cut_after_events: 4}
+            reply: [{text: "first half, second half", deltas: 4}]
+    """)
+    r = post(m, body())
+    assert r.names == ["message_start", "content_block_start", "content_block_delta",
+                       "content_block_delta"]
+
+
+def test_the_summary_request_is_answered_with_a_summary(serve) -> None:
+    m = serve("""
+        summary: "They said hi."
+        steps:
+          - repeat: true
+            reply: [{text: "an answer"}]
+    """)
+    assert post(m, body("hello")).text == "an answer"
+    # a catch-all step never answers it: the summary does, in the tags the CLI asks for
+    r = post(m, body(SUMMARY_REQUEST))
+    assert r.text == "<analysis>scripted</analysis>\n<summary>They said hi.</summary>"
+    m2 = serve("""
+        steps:
+          - when: {summary: true, user: "keep the greeting"}
+            reply: [{text: "<summary>kept</summary>"}]
+    """)
+    assert post(m2, body(SUMMARY_REQUEST)).text == "<summary>kept</summary>"
+
+
+def test_a_step_sends_extra_headers(serve) -> None:
+    m = serve("""
+        steps:
+          - headers: {anthropic-ratelimit-unified-status: allowed_warning}
+            reply: [{text: ok}]
+    """)
+    r = post(m, body())
+    assert r.headers["anthropic-ratelimit-unified-status"] == "allowed_warning" and r.text == "ok"

@@ -25,8 +25,8 @@ from typing import Any
 
 from .. import model as ev
 from ..model.errors import SessionError
+from . import health, wording
 from . import signals as sig
-from . import wording
 from .agents import AGENT_TOOLS, Agents
 from .checklist import TASK_TOOLS, Checklist
 from .commands import names, unknown_command
@@ -35,23 +35,11 @@ from .gate import EDIT_TOOLS, is_plan_file
 from .modes import Modes
 from .ports import SessionPort
 from .tasks import spawn
-from .turn import NullView, Turn
+from .turn import NullView, Turn, call_hook
 
 UNSHOWN_TOOLS = ("ExitPlanMode", "AskUserQuestion")
 """Tools shown as cards, not as tool lines."""
 log = logging.getLogger("plan_widgets")
-
-
-def _hook(view: Any, name: str, *args: Any) -> None:
-    """Call an optional view hook (``tasks_updated``, ``files_changed``) if the view has it;
-    views without it show nothing extra, and a failing hook never fails the turn."""
-    fn = getattr(view, name, None)
-    if fn is None:
-        return
-    try:
-        fn(*args)
-    except Exception:
-        log.exception("the turn view's %s failed", name)
 
 
 class Runner:
@@ -72,6 +60,7 @@ class Runner:
         self._merged: Turn | None = None
         """A self-started turn the user's prompt was taken into (ends with the same result)."""
         self.agents = Agents(session.emit, lambda: session.state)
+        self.health = health.Health(self)  # retries, fallbacks, compaction, MCP servers, ...
         self.count = 0
         self.context: ContextUsage | None = None
         """How full the context window was after the last turn (None before one ended)."""
@@ -202,6 +191,7 @@ class Runner:
         dur = r.duration_ms
         if dur is None and turn.started_at is not None:
             dur = int((time.monotonic() - turn.started_at) * 1000)
+        turn.message_ended()  # (an interrupted message's thinking is logged)
         before = s.state.cost_usd
         if turn.counted:
             s.emit(ev.TurnEnded(
@@ -215,6 +205,7 @@ class Runner:
         turn.result = {"subtype": r.subtype, "cost_usd": r.cost_usd,
                        "input_tokens": r.input_tokens, "output_tokens": r.output_tokens,
                        "duration_ms": dur, "num_turns": r.num_turns, "session_id": r.session_id}
+        self.health.ended()
         if error:
             turn.view.error(error)
         summary = wording.turn_summary(dur, r.input_tokens, r.output_tokens, turn_cost, total)
@@ -222,10 +213,10 @@ class Runner:
                            error is None)
         if turn.files and s.options.checkpointing:
             self.files_turn = (turn.number, list(turn.files))
-            _hook(turn.view, "files_changed", turn)
+            call_hook(turn.view, "files_changed", turn)
         turn.finish(error)
         if turn.origin != "user":  # a cell's turn goes static through its cell
-            _hook(turn.view, "turn_done")
+            call_hook(turn.view, "turn_done")
 
     def marker(self, text: str) -> None:
         """Show a marker in the turn whose messages arrive now (nowhere, between turns)."""
@@ -295,33 +286,32 @@ class Runner:
             self.cli_turn.view.marker(wording.injected(m.kind))
 
     def _on_message_start(self, m: sig.MessageStart) -> None:
+        self.health.resumed()  # the stream is back: a retry line becomes a quiet one
         self._target().message_started(m.message_id)
 
     def _on_text_delta(self, m: sig.TextDelta) -> None:
         self._target().add_text(m.text)
 
     def _on_assistant_text(self, m: sig.AssistantText) -> None:
-        turn = self._target()
-        if not turn.was_streamed(m.message_id):
-            turn.add_text(m.text)
+        self._target().assistant_text(m.text, m.message_id)
 
     def _on_thinking(self, m: sig.Thinking) -> None:
         turn = self._target()
-        self.s.emit(ev.Thought(turn=turn.number, text=m.text))
+        turn.hold(ev.Thought(turn=turn.number, text=m.text))  # (logged once complete)
         if self.s.options.show_thinking:
-            _hook(turn.view, "thinking", m.text)
+            call_hook(turn.view, "thinking", m.text)
 
     def _on_subagent_text(self, m: sig.SubagentText) -> None:
         home = self._owner(m.parent)
         if home is not None:
-            _hook(home.view, "subagent_text", m.parent, m.text)
+            call_hook(home.view, "subagent_text", m.parent, m.text)
 
     def _on_tool_use(self, m: sig.ToolUse) -> None:
         if m.parent is not None:
             home = self._owner(m.parent)
             if home is not None:
                 home.tool_called(m.id, m.name)
-                _hook(home.view, "subagent_tool_started", m.parent, m.id, m.name, m.input)
+                call_hook(home.view, "subagent_tool_started", m.parent, m.id, m.name, m.input)
             return
         if m.name == "EnterPlanMode":
             self.s.marker(wording.AGENT_ENTERED_PLAN)
@@ -337,8 +327,8 @@ class Runner:
         if m.parent is not None:
             home = self._owner(m.parent)
             if home is not None:
-                _hook(home.view, "subagent_tool_finished", m.parent, m.tool_use_id, m.content,
-                      m.is_error)
+                call_hook(home.view, "subagent_tool_finished", m.parent, m.tool_use_id, m.content,
+                          m.is_error)
             return
         turn = self._target()
         name = turn.tool_name(m.tool_use_id)
@@ -362,7 +352,7 @@ class Runner:
         if self._checklist.apply(name, tool_input, m.data, m.is_error):
             tasks = self._checklist.as_dicts()
             self.s.emit(ev.TasksUpdated(turn=turn.number, tasks=tasks))
-            _hook(turn.view, "tasks_updated", tasks)
+            call_hook(turn.view, "tasks_updated", tasks)
 
     def _on_agent_start(self, m: sig.AgentStart) -> None:
         self.agents.started(m, self.count)
@@ -423,4 +413,5 @@ _HANDLERS: dict[type, Callable[[Runner, Any], None]] = {
     sig.ModelReport: Runner._on_model,
     sig.ModeReport: Runner._on_mode,
     sig.TurnResult: Runner._on_result,
+    **health.HANDLERS,
 }

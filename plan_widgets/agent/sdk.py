@@ -22,10 +22,12 @@ from claude_agent_sdk import (
     AssistantMessage,
     ClaudeAgentOptions,
     ClaudeSDKClient,
+    ConversationResetMessage,
     HookMatcher,
     PermissionResultAllow,
     PermissionResultDeny,
     PermissionUpdate,
+    RateLimitEvent,
     ResultMessage,
     StreamEvent,
     SystemMessage,
@@ -48,8 +50,12 @@ try:  # where the SDK starts the CLI (see procgroup); None if its layout changed
     from claude_agent_sdk._internal.transport import subprocess_cli as _subprocess_cli
 except ImportError:  # pragma: no cover
     _subprocess_cli = None  # type: ignore[assignment]
+try:  # the SDK's parser, over its raw stream (see SdkClient.signals)
+    from claude_agent_sdk._internal.message_parser import parse_message as _parse_message
+except ImportError:  # pragma: no cover
+    _parse_message = None  # type: ignore[assignment]
 
-from . import procgroup, sdk_options
+from . import cli_system, procgroup, sdk_options
 from . import signals as sig
 from .seam import Allow, Answer, ClientConfig, PermissionRequest, ToolFailure, ToolSpec
 
@@ -117,12 +123,34 @@ class SdkClient:
         await self._client.query(one(), session_id=session_id)
 
     async def signals(self) -> AsyncIterator[sig.Signal]:
-        async for msg in self._client.receive_messages():
-            if isinstance(msg, SystemMessage) and msg.subtype in ("init", "commands_changed"):
-                self.reported.update({k: v for k, v in (msg.data or {}).items()
-                                      if k in ("slash_commands", "skills", "commands")})
-            for signal in translate(msg):
+        # The SDK skips a message type it does not know (and raises on one it cannot parse):
+        # read its raw stream when it has one, so such a message is said, not dropped.
+        raw = getattr(getattr(self._client, "_query", None), "receive_messages", None)
+        if raw is None or _parse_message is None:  # pragma: no cover - its layout changed
+            async for msg in self._client.receive_messages():
+                for signal in self._seen(msg):
+                    yield signal
+            return
+        async for data in raw():
+            parsed: Any
+            try:
+                parsed = _parse_message(data)
+            except Exception:  # noqa: BLE001 - a message it cannot parse: said, not fatal
+                parsed = None
+            for signal in (self._seen(parsed) if parsed is not None
+                           else cli_system.unknown_type(data)):
                 yield signal
+
+    def _seen(self, msg: Any) -> list[sig.Signal]:
+        """``msg``'s signals; the commands and skills it reports are kept (``reported``)."""
+        if isinstance(msg, SystemMessage) and msg.subtype in ("init", "commands_changed"):
+            self.reported.update({k: v for k, v in (msg.data or {}).items()
+                                  if k in ("slash_commands", "skills", "commands")})
+        return translate(msg)
+
+    async def mcp_status(self) -> sig.McpServers | None:
+        """The MCP servers' status now (``get_mcp_status()``, with each one's error)."""
+        return cli_system.mcp_servers(await self._client.get_mcp_status())
 
     async def interrupt(self) -> None:
         await self._client.interrupt()
@@ -284,7 +312,7 @@ def translate(msg: Any) -> list[sig.Signal]:
     for cls, fn in _TRANSLATORS:
         if isinstance(msg, cls):
             return fn(msg)
-    return []
+    return [sig.Unknown(type(msg).__name__)]
 
 
 def _stream_event(msg: StreamEvent) -> list[sig.Signal]:
@@ -299,47 +327,13 @@ def _stream_event(msg: StreamEvent) -> list[sig.Signal]:
         return []
     if kind == "message_start":
         return [sig.MessageStart((e.get("message") or {}).get("id"))]
-    return []
-
-
-def _task_started(msg: TaskStartedMessage) -> list[sig.Signal]:
-    d = msg.data or {}
-    return [sig.AgentStart(msg.task_id, msg.tool_use_id, msg.description or "",
-                       subagent_type=d.get("subagent_type"),
-                       background=bool(d.get("is_backgrounded")), prompt=d.get("prompt"))]
-
-
-def _usage(u: Any) -> dict[str, Any]:
-    u = u if isinstance(u, dict) else {}
-    return {"tokens": int(u.get("total_tokens") or 0), "tool_uses": int(u.get("tool_uses") or 0),
-            "duration_ms": u.get("duration_ms")}
-
-
-def _task_progress(msg: TaskProgressMessage) -> list[sig.Signal]:
-    return [sig.AgentStep(msg.task_id, activity=msg.description or None,
-                      last_tool=msg.last_tool_name, **_usage(msg.usage))]
-
-
-def _task_notification(msg: TaskNotificationMessage) -> list[sig.Signal]:
-    usage = _usage(msg.usage) if msg.usage else {}
-    return [sig.AgentEnd(msg.task_id, str(msg.status), summary=msg.summary or None, **usage)]
-
-
-def _task_updated(msg: TaskUpdatedMessage) -> list[sig.Signal]:
-    status = (getattr(msg, "patch", None) or {}).get("status")
-    if status in ("completed", "failed", "stopped", "killed"):
-        return [sig.AgentEnd(msg.task_id, str(status))]
+    if kind == "message_delta" and (e.get("delta") or {}).get("stop_reason"):
+        return [sig.MessageEnd()]
     return []
 
 
 def _system(msg: SystemMessage) -> list[sig.Signal]:
-    data = msg.data or {}
-    out: list[sig.Signal] = []
-    if msg.subtype == "init" and data.get("model"):
-        out.append(sig.ModelReport(str(data["model"])))
-    if msg.subtype in ("init", "status") and data.get("permissionMode"):
-        out.append(sig.ModeReport(str(data["permissionMode"]), initial=msg.subtype == "init"))
-    return out
+    return cli_system.system_signals(msg.subtype, dict(msg.data or {}))
 
 
 def _assistant(msg: AssistantMessage) -> list[sig.Signal]:
@@ -405,12 +399,15 @@ def _result(msg: ResultMessage) -> list[sig.Signal]:
 
 _TRANSLATORS: tuple[tuple[type, Any], ...] = (
     (StreamEvent, _stream_event),
-    (TaskStartedMessage, _task_started),
-    (TaskProgressMessage, _task_progress),
-    (TaskNotificationMessage, _task_notification),
-    (TaskUpdatedMessage, _task_updated),
+    (TaskStartedMessage, cli_system.task_started),
+    (TaskProgressMessage, cli_system.task_progress),
+    (TaskNotificationMessage, cli_system.task_notification),
+    (TaskUpdatedMessage, cli_system.task_updated),
     (SystemMessage, _system),
     (AssistantMessage, _assistant),
     (UserMessage, _user),
     (ResultMessage, _result),
+    (RateLimitEvent, lambda m: [cli_system.rate_limit(m.rate_limit_info)]),
+    # /clear: the result that follows carries the new conversation's id (docs/cli.md#start-fresh)
+    (ConversationResetMessage, lambda m: []),
 )

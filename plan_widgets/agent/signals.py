@@ -193,6 +193,90 @@ class TurnResult:
         return int(self.usage.get("output_tokens") or 0)
 
 
+@dataclass(frozen=True)
+class MessageEnd:
+    """A streamed model message is complete (``message_delta`` with its stop reason). A
+    message started and never ended was cut: its retry streams it again (docs/cli.md#bad-day)."""
+
+
+@dataclass(frozen=True)
+class ApiRetry:
+    """The CLI waits to retry a failed API request (``api_retry``); ``status`` is None when
+    no HTTP answer came (a cut stream, no connection)."""
+
+    attempt: int
+    max_retries: int | None
+    delay_ms: int | None
+    status: int | None
+    error: str | None
+
+
+@dataclass(frozen=True)
+class RateLimit:
+    """A rate limit report (``rate_limit_event``): ``allowed``, ``allowed_warning`` or
+    ``rejected``, and when the limit resets (epoch seconds)."""
+
+    status: str
+    resets_at: float | None = None
+    limit_type: str | None = None
+
+
+@dataclass(frozen=True)
+class Fallback:
+    """The CLI switched models (``model_fallback``, ``model_refusal_fallback``)."""
+
+    kind: str
+    to_model: str | None = None
+    from_model: str | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class Compacting:
+    """The CLI's ``status`` about compaction: running (``active``), or done with a
+    ``result`` (``success``/``failed``) and its ``error``."""
+
+    active: bool
+    result: str | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Compacted:
+    """The conversation was compacted (``compact_boundary``)."""
+
+    trigger: str
+    pre_tokens: int | None = None
+    post_tokens: int | None = None
+    uuid: str | None = None
+
+
+@dataclass(frozen=True)
+class McpServers:
+    """The session's MCP servers and their status (``init``, ``get_mcp_status()``):
+    ``(name, status, error)`` each."""
+
+    servers: tuple[tuple[str, str, str | None], ...]
+
+
+@dataclass(frozen=True)
+class Notice:
+    """A notice of the CLI's own for the user (``informational``), e.g. "Raised this
+    conversation's auto-compact window from 400k to 1m tokens"."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Unknown:
+    """A message (or ``system`` subtype) this version does not know: logged, shown quietly,
+    never swallowed (docs/cli.md#bad-day)."""
+
+    kind: str
+    detail: str = ""
+
+
 Signal = (MessageStart | TextDelta | AssistantText | ToolUse | ToolResult | ModelReport
           | ModeReport | TurnResult | SubagentText | PromptEcho | Injected | AgentStart
-          | AgentStep | AgentEnd | Thinking)
+          | AgentStep | AgentEnd | Thinking | MessageEnd | ApiRetry | RateLimit | Fallback
+          | Compacting | Compacted | McpServers | Notice | Unknown)

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from typing import Any, Protocol
 
 from .decisions import Decision
+
+log = logging.getLogger("plan_widgets")
 
 
 class TurnView(Protocol):
@@ -19,6 +22,18 @@ class TurnView(Protocol):
     def marker(self, text: str) -> None: ...
     def error(self, message: str) -> None: ...
     def finished(self, summary: str, ok: bool) -> None: ...
+
+
+def call_hook(view: Any, name: str, *args: Any) -> None:
+    """Call an optional view hook (``tasks_updated``, ``live_line``, ...) if the view has
+    it; views without it show nothing extra, and a failing hook never fails the turn."""
+    fn = getattr(view, name, None)
+    if fn is None:
+        return
+    try:
+        fn(*args)
+    except Exception:
+        log.exception("the turn view's %s failed", name)
 
 
 class NullView:
@@ -67,6 +82,8 @@ class Turn:
         self.started_at: float | None = None
         self._done: asyncio.Future[Turn] = asyncio.get_running_loop().create_future()
         self._streamed: set[str] = set()
+        self._mark: int | None = None  # len(text) when the message streaming now started
+        self._held: list[Any] = []  # events of that message, logged once it is complete
         self._tools: dict[str, str] = {}
         self.tool_inputs: dict[str, dict[str, Any]] = {}
         """Each tool call's input, by tool use id."""
@@ -117,11 +134,69 @@ class Turn:
 
     # -- what the turn learns as the CLI streams (see the runner's _on_* handlers) ----------
     def message_started(self, message_id: str | None) -> None:
-        """A new model message: its text will stream (and is then not shown twice)."""
+        """A new model message: its text will stream (and is then not shown twice). One
+        started before and never ended was cut: what it showed since its last finished
+        text block goes first, as the CLI drops it too (docs/cli.md#bad-day)."""
+        self.drop_unfinished()
         if message_id:
             self._streamed.add(message_id)
         if self._text and not self._text[-1].endswith("\n\n"):
             self._text.append("\n\n")  # each message its own paragraph in turn.text
+        self._mark = len(self.text)
+        if hasattr(self.view, "message_started"):
+            call_hook(self.view, "message_started")
+
+    def assistant_text(self, text: str, message_id: str | None) -> None:
+        """A finished text block (its ``AssistantMessage``): shown if it was not streamed;
+        if it was, it is the truth, and survives a cut (:meth:`block_done`)."""
+        if not self.was_streamed(message_id):
+            self.add_text(text)
+        else:
+            self.block_done(text)
+
+    def block_done(self, text: str | None = None) -> None:
+        """A text block of the message streaming now is finished (its ``AssistantMessage``
+        came): it survives a later cut (the CLI keeps it and asks the model to resume), and
+        so do the events held for the message so far. ``text``: the block as the message
+        has it, the truth: what streamed since the mark is replaced if it differs."""
+        if self._mark is None:
+            return
+        if text is not None and self.text[self._mark:] != text:
+            self._text[:] = [self.text[: self._mark]]
+            call_hook(self.view, "message_dropped")
+            self.add_text(text)
+        self._mark = len(self.text)
+        call_hook(self.view, "message_started")  # (the view marks the same place)
+        self._log_held()
+
+    def message_ended(self) -> None:
+        """The streamed message is complete (``message_delta``): the events held for it
+        (:meth:`hold`) are logged now."""
+        self._mark = None
+        self._log_held()
+
+    def hold(self, event: Any) -> None:
+        """Log ``event`` once the message streaming now is complete (a cut one is sent again,
+        and its thinking would be logged twice); at once if no message is open."""
+        self._held.append(event)
+        if self._mark is None:
+            self._log_held()
+
+    def _log_held(self) -> None:
+        held, self._held = self._held, []
+        for event in held:
+            self.session.emit(event)
+
+    def drop_unfinished(self) -> bool:
+        """Forget the text of a message that started and never ended (a cut stream), here
+        and in the view (its ``message_dropped`` hook). True if there was one."""
+        mark, self._mark = self._mark, None
+        self._held.clear()
+        if mark is None:
+            return False
+        self._text[:] = [self.text[:mark]] if mark else []
+        call_hook(self.view, "message_dropped")
+        return True
 
     def was_streamed(self, message_id: str | None) -> bool:
         return message_id is not None and message_id in self._streamed

@@ -213,3 +213,63 @@ def no_such_command(name: str) -> str:
     """A ``/...`` prompt that names no command or skill of the CLI."""
     return (f"/{name} is not a command or skill of this session (%claude commands lists "
             "them): nothing was sent; to send the prompt as text, add --verbatim")
+
+
+# -- a bad day: retries, fallbacks, compaction, tool servers (docs/cli.md#bad-day) ------------
+def _k(tokens: int | None) -> str:
+    if tokens is None:
+        return "?"
+    return f"{tokens / 1000:.0f}k" if tokens >= 10_000 else f"{tokens:,}"
+
+
+def retry_line(reason: str, attempt: int, max_retries: int | None, seconds_left: float) -> str:
+    """The live retry line: ``API overloaded · retrying in 4 s · attempt 2 of 10``."""
+    of = f" of {max_retries}" if max_retries else ""
+    wait = f"retrying in {max(0, round(seconds_left))} s" if seconds_left >= 0.5 else "retrying now"
+    return f"{reason} · {wait} · attempt {attempt}{of}"
+
+
+def retried_line(times: int, reasons: Iterable[str], seconds: float) -> str:
+    """The quiet line a retry leaves in the finished turn: ``retried 3 times: API
+    overloaded, 7 s``."""
+    said = ", ".join(dict.fromkeys(reasons))
+    return f"retried {times} time{'s' if times != 1 else ''}: {said}, {seconds:.0f} s"
+
+
+def rate_limit_line(status: str, resets_at: float | None, limit_type: str | None) -> str:
+    import time
+
+    what = (limit_type or "usage").replace("_", " ")
+    state = {"rejected": "reached", "allowed_warning": "nearly reached"}.get(status, status)
+    when = ""
+    if resets_at:
+        left = max(0.0, resets_at - time.time())
+        when = f"; resets in {left / 60:.0f} min" if left >= 60 else f"; resets in {left:.0f} s"
+    return f"rate limit ({what}) {state}{when}"
+
+
+def fallback_line(to_model: str | None, from_model: str | None, reason: str | None) -> str:
+    """``model fallback: Sonnet answers (Opus overloaded)``, in the CLI's words when it gave
+    some."""
+    head = f"model fallback: {to_model or 'another model'} answers"
+    if from_model:
+        head += f" instead of {from_model}"
+    return f"{head} ({short(reason, 160)})" if reason else head
+
+
+def compaction_line(trigger: str, pre: int | None, post: int | None) -> str:
+    """``conversation compacted: 152k → 18k tokens, manual``."""
+    sizes = f": {_k(pre)} → {_k(post)} tokens" if pre is not None else ""
+    return f"conversation compacted{sizes}, {trigger}"
+
+
+COMPACTING = "compacting the conversation…"
+
+
+def compact_failed(error: str | None) -> str:
+    return f"not compacted: {error or 'the CLI gave no reason'}"
+
+
+def unknown_message(kind: str, detail: str) -> str:
+    return f"the CLI said something this version does not know ({kind})" + (
+        f": {short(detail, 160)}" if detail else "")

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..model.errors import OptionError
 from ..store import LogError
-from . import agents, history, listing, live, policy, registry
+from . import agents, badday, history, listing, live, policy, registry
 from .resume import resume_command
 from .usage import Usage, one_line, raising, split, take
 
@@ -40,7 +40,12 @@ commands:
   log [ID]            a session's events as a table (default: this kernel's session)
   cost [ID]           cost and token totals, from the log (they survive restarts)
   plans [ID]          the approved plans (as approved: edited by you, if you edited them)
-  context             how full the context window is, by category (after the last turn)
+  context             how full the context window is, by category (after the last turn),
+                      and when the conversation was last compacted
+  compact [INSTRUCTIONS]
+                      compact the conversation now (as /compact in a cell); the turn shows
+                      the sizes before and after
+  mcp                 the session's MCP servers, their status and errors
   agents              the session's subagents: running first, with elapsed time, last tool,
                       tokens and, once ended, their result summary
   commands            the slash commands and skills the CLI offers: argument hint,
@@ -118,6 +123,8 @@ COMMANDS: dict[str, Command] = {c.name: c for c in [
     Command("cost", history.cost, _session_id, f"%claude cost {_ID}", reads_logs=True),
     Command("plans", history.plans, _session_id, f"%claude plans {_ID}", reads_logs=True),
     Command("context", live.context, live=True),
+    Command("compact", badday.compact, badday.compact_arguments, live=True),
+    Command("mcp", badday.mcp, live=True),
     Command("agents", agents.agents, live=True),
     Command("commands", listing.commands, live=True),
     Command("tools", listing.tools),

@@ -47,6 +47,10 @@ def status(args: argparse.Namespace) -> None:
         print(f"ended: {s.dead}")
     if s.log_problem:
         print(s.log_problem)
+    from .badday import status_lines
+
+    for line in status_lines(s):
+        print(line)
 
 
 def interrupt(args: argparse.Namespace) -> None:
@@ -123,13 +127,18 @@ def context(args: argparse.Namespace) -> None:
         loop = get_asyncio_loop()  # terminal IPython: the loop runs only in cells; read it now
         if not loop.is_running():
             ctx = loop.run_until_complete(s.context_usage())
+    from .badday import compaction
+
     if ctx is None:
         print(f"{s.name}: not measured yet (the context is read after each turn)")
-        return
-    lines = ctx.lines()
-    print(f"{s.name}: {ctx.label} after turn {ctx.turn}: {lines[0]}")
-    for line in lines[1:]:
-        print(f"  {line}")
+    else:
+        lines = ctx.lines()
+        print(f"{s.name}: {ctx.label} after turn {ctx.turn}: {lines[0]}")
+        for line in lines[1:]:
+            print(f"  {line}")
+    last = compaction(s)
+    if last:  # when the conversation was last compacted (never: nothing more to say)
+        print(last)
 
 
 def rewind(args: argparse.Namespace) -> None:

@@ -135,6 +135,9 @@ class ClaudeMagics(Magics):
     @magic_arguments.argument("--model", default=None,
                               help="model for this session (from the next request on)")
     @magic_arguments.argument("--plan-model", default=None, help="model used while planning")
+    @magic_arguments.argument("--fallback-model", default=None, metavar="MODEL",
+                              help="model the CLI switches to when the main one is "
+                              "overloaded (set when the session starts)")
     @magic_arguments.argument("--mode", default=None, choices=RESTING_MODES,
                               help="resting permission mode (default: default)")
     @magic_arguments.argument("--cwd", default=None, help="working directory of the agent")

@@ -49,7 +49,8 @@ CONFIGURED = ("model", "plan_model", "mode", "approval_timeout", "log_dir", "scr
 SESSION_FIELDS = tuple(f.name for f in dataclasses.fields(SessionOptions)
                        if f.name not in ("name", "set_aside"))
 CELL_FLAGS = {"effort": "effort", "add_dir": "add_dirs", "allowed_tools": "allowed_tools",
-              "append_system_prompt": "append_system_prompt"}
+              "append_system_prompt": "append_system_prompt",
+              "fallback_model": "fallback_model"}
 """``%%claude`` flags that are agent options (argparse dest → the SDK's name)."""
 
 

@@ -12,6 +12,7 @@ form (:mod:`plan_widgets.widgets.kinds`).
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -53,6 +54,8 @@ class TextTurnView:
         self._md = MarkdownStream(self.out)
         self._agents: dict[str, str] = {}  # Agent call id -> its description
         self._agent_seen: dict[str, str] = {}  # Agent call id -> its state as last said
+        self._live = ""  # the live line as last printed (without its countdown)
+        self._mark = 0  # text_parts when the newest message (or finished block) began
 
     def _p(self, s: str) -> None:
         self._md.flush()
@@ -78,6 +81,28 @@ class TextTurnView:
     def marker(self, text: str) -> None:
         self._md.flush()
         self.out.line(f"-- {text} --", style="dim")
+
+    # -- a bad day: a terminal cannot take printed text back, so it says what happens --------
+    def live_line(self, text: str) -> None:
+        """A retry's line (once per attempt, not each second of its countdown), or
+        "compacting…"."""
+        key = re.sub(r"retrying (in \d+ s|now)", "", text)
+        if key != self._live:
+            self._live = key
+            self.marker(f"⟳ {text}")
+
+    def live_line_done(self, quiet: str | None) -> None:
+        self._live = ""
+        if quiet:
+            self.marker(quiet)
+
+    def message_started(self) -> None:
+        self._mark = len(self.text_parts)
+
+    def message_dropped(self) -> None:
+        """A cut stream: what it printed since its last finished block cannot be taken back."""
+        if len(self.text_parts) > self._mark:
+            self.marker("the stream was cut off here; the reply goes on below")
 
     def tasks_updated(self, tasks: list[dict[str, Any]]) -> None:
         from ..agent.checklist import progress

@@ -300,6 +300,46 @@ class SessionAsleep(EventBase):
     idle_seconds: float
 
 
+class ApiRetried(EventBase):  # a retry, or a rate limit (attempt 0): docs/cli.md#bad-day
+    type: Literal["api:retry"] = "api:retry"
+    turn: int = 0
+    reason: str
+    attempt: int = 0
+    max_retries: int | None = None
+    delay_ms: int | None = None
+    status: int | None = None
+
+
+class ModelFellBack(EventBase):
+    type: Literal["model:fallback"] = "model:fallback"
+    turn: int = 0
+    kind: str
+    to_model: str | None = None
+    from_model: str | None = None
+    reason: str | None = None
+
+
+class Compacted(EventBase):
+    type: Literal["context:compacted"] = "context:compacted"
+    turn: int = 0
+    trigger: str
+    pre_tokens: int | None = None
+    post_tokens: int | None = None
+
+
+class McpChanged(EventBase):
+    type: Literal["mcp:status"] = "mcp:status"
+    name: str
+    status: str
+    error: str | None = None
+
+
+class CliUnknown(EventBase):  # a message this version does not know (docs/cli.md#bad-day)
+    type: Literal["cli:unknown"] = "cli:unknown"
+    kind: str
+    detail: str = ""
+
+
 class ErrorEvent(EventBase):
     type: Literal["error"] = "error"
     kind: str
@@ -330,6 +370,7 @@ Event = Annotated[
         AgentProgress,
         AgentEnded,
         SessionAsleep,
+        ApiRetried, ModelFellBack, Compacted, McpChanged, CliUnknown,
         ErrorEvent,
     ],
     Field(discriminator="type"),

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
 
+from . import events as _ev
 from .events import (
     MAX_ERRORS,
     AgentEnded,
@@ -81,6 +82,8 @@ class _Builder:
     agents: tuple[AgentRecord, ...]
     fresh_from: str | None
     went_on_in: str | None
+    last_compaction: Mapping[str, Any] | None
+    mcp: Mapping[str, Mapping[str, Any]]
 
     def __init__(self, state: SessionState, own: bool) -> None:
         for f in _SCALARS:
@@ -349,7 +352,18 @@ def _error(b: _Builder, e: ErrorEvent) -> None:
     b.error(f"{e.kind}: {e.message}")
 
 
+def _compacted(b: _Builder, e: _ev.Compacted) -> None:
+    b.last_compaction = MappingProxyType(e.model_dump(exclude={"type", "seq"}))
+
+
+def _mcp_changed(b: _Builder, e: _ev.McpChanged) -> None:
+    b.mcp = MappingProxyType({**b.mcp, e.name: MappingProxyType(e.model_dump(
+        include={"status", "error"}))})
+
+
 FOLDS: dict[type[EventBase], Callable[[_Builder, Any], None]] = {
+    _ev.Compacted: _compacted,
+    _ev.McpChanged: _mcp_changed,
     SessionStarted: _session_started,
     TurnStarted: _turn_started,
     TurnEnded: _turn_ended,
@@ -375,6 +389,7 @@ FOLDS: dict[type[EventBase], Callable[[_Builder, Any], None]] = {
 NOT_FOLDED: frozenset[type[EventBase]] = frozenset({
     Thought,  # shown in the turn's output and the history, nothing to keep in the state
     SessionAsleep,  # the next turn's session:started (resumed) says what changed
+    _ev.ApiRetried, _ev.ModelFellBack, _ev.CliUnknown,  # lines in their turn
 })
 """Event classes the state deliberately does not change for."""
 

@@ -92,6 +92,7 @@ class AgentRecord(NamedTuple):
 
 
 _EMPTY: Mapping[str, DecisionRecord] = MappingProxyType({})
+_NONE: Mapping[str, Mapping[str, Any]] = MappingProxyType({})
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +127,10 @@ class SessionState:
     """The time of the last event."""
     pending_ids: tuple[str, ...] = ()
     approved_ids: tuple[str, ...] = ()
+    last_compaction: Mapping[str, Any] | None = None
+    """The latest compaction: ``ts``, ``turn``, ``trigger``, ``pre_tokens``, ``post_tokens``."""
+    mcp: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: _NONE)
+    """The MCP servers by name: ``status`` and ``error`` as last reported."""
     cost_base: float = field(default=0.0, repr=False)
     """Cost of earlier CLI processes (``total_cost_usd`` restarts with each process)."""
     cost_run: float = field(default=0.0, repr=False)
@@ -176,6 +181,8 @@ class SessionState:
                 value = [a._asdict() for a in value]
             elif isinstance(value, tuple):
                 value = [dict(v) if isinstance(v, Mapping) else v for v in value]
+            elif isinstance(value, Mapping):  # last_compaction, mcp
+                value = {k: dict(v) if isinstance(v, Mapping) else v for k, v in value.items()}
             out[name] = value
         out["plan_mode"] = self.plan_mode
         return out

@@ -125,6 +125,25 @@ def _error(e: ev.ErrorEvent, limit: int) -> str:
     return f"{e.kind}: {e.message}"
 
 
+def _retried(e: ev.ApiRetried, limit: int) -> str:
+    if not e.attempt:
+        return f"rate limit: {e.reason}"
+    of = f" of {e.max_retries}" if e.max_retries else ""
+    wait = f", next try in {e.delay_ms / 1000:.1f} s" if e.delay_ms is not None else ""
+    return f"retry {e.attempt}{of}: {e.reason}{wait}"
+
+
+def _fell_back(e: ev.ModelFellBack, limit: int) -> str:
+    return (f"model fallback to {e.to_model or '?'}" + (f" from {e.from_model}" if e.from_model
+            else "") + (f": {e.reason}" if e.reason else ""))
+
+
+def _compacted(e: ev.Compacted, limit: int) -> str:
+    from ..agent.wording import compaction_line
+
+    return compaction_line(e.trigger, e.pre_tokens, e.post_tokens)
+
+
 _SUMMARIES: dict[type[ev.EventBase], Callable[[Any, int], str]] = {
     ev.SessionStarted: _session_started,
     ev.TurnStarted: _turn_started,
@@ -146,6 +165,12 @@ _SUMMARIES: dict[type[ev.EventBase], Callable[[Any, int], str]] = {
     ev.AgentProgress: _agent_progress,
     ev.AgentEnded: _agent_ended,
     ev.SessionAsleep: _fields,
+    ev.ApiRetried: _retried,
+    ev.ModelFellBack: _fell_back,
+    ev.Compacted: _compacted,
+    ev.McpChanged: lambda e, limit: f"MCP server {e.name}: {e.status}" + (
+        f" ({e.error})" if e.error else ""),
+    ev.CliUnknown: lambda e, limit: f"unknown message from the CLI: {e.kind} {e.detail}",
     ev.ErrorEvent: _error,
 }
 """The one-line summary of each event class (``_fields`` says an event's fields as they are)."""

@@ -35,7 +35,7 @@ class ScriptedModel:
                  cwd: str | None = None) -> None:
         self.script_path = str(Path(script).resolve())
         try:  # fail here, in one line, before any process starts
-            load_script(self.script_path)
+            self.retries = load_script(self.script_path).retries
         except ScriptError as e:
             raise ScriptError(f"{e} (fix the file, or give another with --scripted)") from None
         self.log_path = Path(log_path) if log_path else None
@@ -67,7 +67,7 @@ class ScriptedModel:
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
             "DISABLE_AUTOUPDATER": "1",
             "DISABLE_TELEMETRY": "1",
-            "CLAUDE_CODE_MAX_RETRIES": "0",
+            "CLAUDE_CODE_MAX_RETRIES": str(self.retries),
         }
 
     def requests(self, pings: bool = False) -> list[dict[str, Any]]:

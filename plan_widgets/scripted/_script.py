@@ -71,6 +71,10 @@ class When(_Strict):
     """``plan`` while the CLI says plan mode is active, ``default`` otherwise."""
     model: str | None = None
     """The model the request names."""
+    summary: bool = False
+    """True: this step answers the CLI's summary request (``/compact``, or compaction when
+    the context fills; docs/cli.md#bad-day); steps without it never do. A summary request
+    no step answers gets :attr:`Script.summary`."""
 
     @field_validator("user", "tool_result", "context", "model", "notification")
     @classmethod
@@ -114,6 +118,11 @@ class Fail(_Strict):
     cut_after_events: int | None = Field(default=None, ge=0)
     times: int = Field(default=1, ge=1)
     """How many consecutive requests fail before the step is used up."""
+    retry_after: float | None = Field(default=None, ge=0, le=600)
+    """A ``retry-after`` header (seconds) on a status answer: the CLI waits that long."""
+    should_retry: bool | None = None
+    """An ``x-should-retry`` header on a status answer (None: ``false`` while the script's
+    ``retries`` is 0, else none, and the CLI decides by the status)."""
 
     @model_validator(mode="after")
     def _one_kind(self) -> Fail:
@@ -133,11 +142,18 @@ class Step(_Strict):
     stop_reason: Literal["end_turn", "max_tokens"] | None = None
     interval: float = Field(default=0.0, ge=0, le=10)
     """Seconds between streamed events (0: send the reply at once)."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    """Extra HTTP headers on the reply (e.g. ``anthropic-ratelimit-unified-status``)."""
+    input_tokens: int | None = Field(default=None, gt=0)
+    """The input tokens the reply reports (a full context: 995000 makes the CLI compact the
+    conversation by itself before its next request; docs/cli.md#bad-day)."""
 
     @model_validator(mode="after")
     def _reply_or_fail(self) -> Step:
-        if bool(self.reply) == (self.fail is not None):
-            raise ValueError("a step has exactly one of reply or fail")
+        cut = self.fail is not None and self.fail.cut_after_events is not None
+        if (not self.reply and self.fail is None) or (self.reply and self.fail and not cut):
+            raise ValueError("a step has exactly one of reply or fail (a cut stream may have "
+                             "a reply too: the part sent before the cut)")
         return self
 
 
@@ -145,6 +161,12 @@ class Script(_Strict):
     steps: list[Step] = Field(min_length=1)
     fallback: str = "(scripted model: no step matches this request)"
     """Text answered when no step matches."""
+    retries: int = Field(default=0, ge=0, le=10)
+    """How many times the CLI retries a failed request (``CLAUDE_CODE_MAX_RETRIES``; 0, the
+    default, makes every failure surface at once)."""
+    summary: str = "The conversation so far (a scripted summary)."
+    """The answer to the CLI's summary request (compaction) when no step answers it: sent as
+    ``<analysis>…</analysis><summary>SUMMARY</summary>``, as the CLI asks."""
 
 
 def load_script(source: str | Path | dict[str, Any]) -> Script:

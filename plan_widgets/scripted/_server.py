@@ -25,6 +25,8 @@ _REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
 _PLAN_FILE = re.compile(r"(/[^\s\"'`<>()]*?/plans/[^\s\"'`<>()]+?\.md)")
 _NOTIFICATION = re.compile(r"<task-notification>.*?</task-notification>", re.S)
 _PLAN_ACTIVE = re.compile(r"[Pp]lan mode is active|[Pp]lan mode (?:is )?(?:still )?in effect")
+_SUMMARY_REQUEST = re.compile(r"Respond with TEXT ONLY.*<summary>", re.S)
+"""The CLI's summary request (compaction; measured on CLI 2.1.337: docs/cli.md#bad-day)."""
 _PLAN_EXITED = re.compile(r"exited plan mode|[Pp]lan mode is no longer active|[Yy]ou have exited")
 
 _ERROR_TYPES = {
@@ -79,6 +81,7 @@ class Request:
         found_note = _NOTIFICATION.findall("\n".join(texts))
         self.notification = found_note[-1] if found_note else ""
         self.tool_result = "\n".join(results).strip()
+        self.summary = bool(_SUMMARY_REQUEST.search(self.user))
         self.context = "\n".join(_text_of(m.get("content")) for m in messages)
         system = body.get("system")
         system_text = _text_of(system) if not isinstance(system, str) else system
@@ -107,6 +110,8 @@ class Request:
 
     def matches(self, step: Step) -> bool:
         w = step.when
+        if w.summary != self.summary:
+            return False
         checks = [
             (w.user, self.user),
             (w.tool_result, self.tool_result),
@@ -156,13 +161,16 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet
         pass
 
-    def _json(self, status: int, payload: dict[str, Any]) -> None:
+    def _json(self, status: int, payload: dict[str, Any],
+              headers: dict[str, str] | None = None) -> None:
         data = json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("content-type", "application/json")
         self.send_header("content-length", str(len(data)))
-        if status >= 500 or status == 429:
-            self.send_header("x-should-retry", "false")
+        if headers is None and (status >= 500 or status == 429):
+            headers = {"x-should-retry": "false"}
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
         self.end_headers()
         self.wfile.write(data)
 
@@ -272,7 +280,11 @@ class ScriptedServer(ThreadingHTTPServer):
         entry["step"] = i
         self._record(entry)
         if i is None:
-            blocks = [Block(text=self.state.script.fallback)]
+            text = self.state.script.fallback
+            if req.summary:
+                text = ("<analysis>scripted</analysis>\n<summary>"
+                        f"{self.state.script.summary}</summary>")
+            blocks = [Block(text=text)]
             self._write(h, events_for(blocks, req, {}, "end_turn"))
             return
         step = self.state.script.steps[i]
@@ -283,17 +295,33 @@ class ScriptedServer(ThreadingHTTPServer):
         if step.fail is not None and step.fail.status is not None:
             status = step.fail.status
             h._json(status, {"type": "error", "error": {
-                "type": _ERROR_TYPES.get(status, "api_error"), "message": step.fail.message}})
+                "type": _ERROR_TYPES.get(status, "api_error"), "message": step.fail.message}},
+                self._fail_headers(step))
             return
-        evs = events_for(step.reply or [Block(text="(cut)")], req, names, step.stop_reason)
+        evs = events_for(step.reply or [Block(text="(cut)")], req, names, step.stop_reason,
+                         step.input_tokens)
         if step.fail is not None and step.fail.cut_after_events is not None:
             self._write(h, evs[: step.fail.cut_after_events], cut=True, interval=step.interval)
             return
-        self._write(h, evs, interval=step.interval)
+        self._write(h, evs, interval=step.interval, headers=dict(step.headers))
+
+    def _fail_headers(self, step: Step) -> dict[str, str]:
+        """A status answer's retry headers (``retry-after``, ``x-should-retry``)."""
+        fail = step.fail
+        assert fail is not None
+        out: dict[str, str] = {}
+        should = fail.should_retry
+        if should is None and self.state.script.retries == 0:
+            should = False
+        if should is not None:
+            out["x-should-retry"] = "true" if should else "false"
+        if fail.retry_after is not None:
+            out["retry-after"] = f"{fail.retry_after:g}"
+        return out
 
     @staticmethod
     def _write(h: _Handler, events: list[bytes], cut: bool = False,
-               interval: float = 0.0) -> None:
+               interval: float = 0.0, headers: dict[str, str] | None = None) -> None:
         if not h.streaming and not cut:  # e.g. the CLI's model check: one JSON message
             h._json(200, collapse(events))
             return
@@ -301,6 +329,8 @@ class ScriptedServer(ThreadingHTTPServer):
         h.send_header("content-type", "text/event-stream")
         h.send_header("cache-control", "no-cache")
         h.send_header("request-id", "req_" + uuid.uuid4().hex[:20])
+        for k, v in (headers or {}).items():
+            h.send_header(k, v)
         if not cut:
             h.send_header("content-length", str(sum(len(e) for e in events)))
         else:

@@ -46,10 +46,11 @@ def _texts(block: Block, names: dict[str, str]) -> list[str]:
 
 
 def events_for(step_blocks: list[Block], req: Request, names: dict[str, str],
-               stop_reason: str | None) -> list[bytes]:
-    """The SSE events of one reply."""
+               stop_reason: str | None, input_tokens: int | None = None) -> list[bytes]:
+    """The SSE events of one reply (``input_tokens``: the usage it reports, else about a
+    quarter of the request's size)."""
     msg_id = "msg_" + uuid.uuid4().hex[:24]
-    in_tokens = max(1, len(json.dumps(req.body.get("messages", []))) // 4)
+    in_tokens = input_tokens or max(1, len(json.dumps(req.body.get("messages", []))) // 4)
     out_chars = 0
     evs = [
         _sse("message_start", {

@@ -68,6 +68,16 @@ def progress_badges(st: Any, ctx: Any) -> str:
     return " ".join(out)
 
 
+def mcp_badge(trouble: tuple[tuple[str, str, str | None], ...]) -> str:
+    """``MCP ✗ teamdb``: the servers that failed or need authentication (why, in the
+    tooltip; ``%claude mcp`` lists them all)."""
+    if not trouble:
+        return ""
+    names = ", ".join(n for n, _s, _e in trouble)
+    tip = "\n".join(f"{n}: {st}" + (f" ({e})" if e else "") for n, st, e in trouble)
+    return _badge("MCP ✗", names, "#b91c1c", f"{tip}\n%claude mcp lists every server")
+
+
 class ControlBar(w.HBox):
     """One per session, shown in every ``%%claude`` cell of it (all views stay in sync)."""
 
@@ -193,9 +203,12 @@ class ControlBar(w.HBox):
         status = s.status
         ctx = getattr(s, "context", None)
         files_turn = getattr(getattr(s, "runner", None), "files_turn", None)
+        health = getattr(getattr(s, "runner", None), "health", None)
+        note = health.bar_note if health is not None else None
+        trouble = tuple(health.mcp_trouble()) if health is not None else ()
         key = (st.mode, st.requested_mode, st.refused, st.model, status, s.plan_in_force, ctx,
                getattr(st, "tasks", ()), getattr(st, "tasks_turn", 0), getattr(st, "turns", 0),
-               files_turn)
+               files_turn, note, trouble)
         if key == self._last:
             return
         self._last = key
@@ -218,9 +231,13 @@ class ControlBar(w.HBox):
         self.model_marker.value = _badge("model", st.model or "?", "#374151",
                                          "the model that last answered")
         label, color = _STATE_LABELS.get(status, (status, "#374151"))
-        # the state, then "tasks 3/5" and "ctx 12%" once there are any (no model more)
+        if note and status == "working":  # "retrying 2/10…", "compacting…"
+            label, color = note, "#b45309"
+        # the state, then "tasks 3/5" and "ctx 12%" once there are any (no model more), and
+        # the MCP servers that failed or need authentication
         self.state_marker.value = " ".join(
-            x for x in (_badge("", label, color), progress_badges(st, ctx)) if x)
+            x for x in (_badge("", label, color), progress_badges(st, ctx), mcp_badge(trouble))
+            if x)
         self._syncing = True
         try:
             want = st.mode == "plan" if not st.requested_mode else st.requested_mode == "plan"

@@ -130,6 +130,12 @@ class StreamingMarkdown:
         wait = max(0.0, self._last + self._interval - loop.time())
         self._handle = loop.call_later(wait, self.flush)
 
+    def cancel(self) -> None:
+        """No more updates (the stream is dropped: a cut message)."""
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
     def flush(self) -> None:
         """Bring the view up to date now."""
         if self._handle is not None:

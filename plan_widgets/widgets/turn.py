@@ -23,6 +23,7 @@ from ..render.markdown import WRAP_STYLE, escape, html_block, render_html, summa
 from .control import ControlBar
 from .follow import CellStack
 from .kinds import Card, card_for, card_html, decision_markdown
+from .liveline import LiveLine, drop_since, live_html, mark
 from .markdown import StreamingMarkdown, html_output, set_html
 from .nested import Nested
 from .shared import close_tree, look, shared, shown_here, soon, update_display, widget_bundle
@@ -118,6 +119,8 @@ class WidgetTurnView(w.VBox):
         self._stack: Any = None  # the views shown below this one in its cell (follow.py)
         self._waiting: w.HTML | None = None  # "Waiting for your decision", once the cell returned
         self._returned = False
+        self.live = LiveLine(self)  # a retry's countdown, "compacting…" (liveline.py)
+        self._msg: tuple[int, frozenset[int]] | None = None  # where the newest message began
         super().__init__(layout=shared("layout"), _dom_classes=("pw-turn",))
 
     # -- optional hooks (the runner calls them if a view has them: runner._hook) -------------
@@ -168,6 +171,19 @@ class WidgetTurnView(w.VBox):
     def thinking(self, text: str) -> None:
         """A whole thinking block: one folded line, apart from the answer."""
         self.nested.thinking(text)
+
+    def live_line(self, text: str) -> None:
+        self.live.show(text)
+
+    def live_line_done(self, quiet: str | None) -> None:
+        self.live.done(quiet)
+
+    def message_started(self) -> None:
+        self._msg = mark(self)
+
+    def message_dropped(self) -> None:
+        """The message streaming now was cut (the CLI sends it again): what it showed goes."""
+        drop_since(self, self._msg)
 
     # -- in the cell ---------------------------------------------------------------------------
     def show(self) -> Any:
@@ -364,6 +380,8 @@ class WidgetTurnView(w.VBox):
                          else self._parts_html.get(i) or render_html(t))
         if self._stream is not None:
             parts.append(self._stream.html())
+        if self.live.text:
+            parts.append(live_html(self.live.text))
         if self.waiting_line():
             parts.append(html_block(f"<small>{escape(self.waiting_line())}</small>", "pw-html"))
         parts.append("</div>")
@@ -374,6 +392,8 @@ class WidgetTurnView(w.VBox):
         parts = [f"claude ({self.session.name}): {self.prompt.strip()[:200]}", *self._transcript]
         if self._stream is not None:
             parts.append(self._stream.text)
+        if self.live.text:
+            parts.append(f"⟳ {self.live.text}")
         if self.waiting_line():
             parts.append(self.waiting_line())
         text = "\n\n".join(parts)
