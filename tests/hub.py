@@ -227,7 +227,11 @@ class UserKernel:
             msg = json.loads(raw)
             self.messages.append(msg)
             kind, content = msg["header"]["msg_type"], msg.get("content", {})
-            if kind == "comm_open":
+            if kind == "comm_open" and content.get("target_name") != "jupyter.widget":
+                # as a page does for a target it has no handler for: close it (this is how
+                # the kernel knows someone is there, ipython/unattended.py)
+                self._send("comm_close", {"comm_id": content["comm_id"], "data": {}})
+            elif kind == "comm_open":
                 self.widgets[content["comm_id"]] = dict(content["data"].get("state", {}))
             elif kind == "comm_msg" and content.get("data", {}).get("method") == "update":
                 self.widgets.setdefault(content["comm_id"], {}).update(
