@@ -226,3 +226,56 @@ def test_approve_start_fresh_into_manual_keeps_the_cell_shown(served: Served) ->
         expect(nb.nth(2).locator(".jp-OutputArea-output")).to_contain_text("closed")
         assert_no_errors(page)
         assert not gone(errors)
+
+
+def saved_turn(notebook_file: Path, i: int) -> dict[str, Any]:
+    """The saved bundle of cell ``i``'s turn (its last output)."""
+    cells = __import__("json").loads(notebook_file.read_text(encoding="utf-8"))["cells"]
+    return dict(cells[i]["outputs"][-1]["data"])
+
+
+def test_a_reload_while_the_card_waits_keeps_the_record(served: Served) -> None:
+    """Issue 36, point 1: the page reloads while the plan card waits, the plan is approved
+    by mouse in the reloaded page: the cell shows the finished turn (it went blank: the end
+    of turn's display update never reaches a loaded output), and so does the saved notebook
+    opened again (its widget view named a closed model)."""
+    from playwright.sync_api import expect
+
+    cells = [work("reload"),
+             ("code", "%%claude --scripted browser_approve.yaml --plan --cwd $work\n"
+                      "Plan a greeting"),
+             CLOSING]
+    folder = served.root / "reload"
+    with notebook(served, "reload", cells) as (page, nb, errors):
+        run_cell(page, nb, 0)
+        run_cell(page, nb, 1)
+        expect(button(nb.nth(1).locator(".pw-card-plan").first, "Approve")).to_be_visible()
+        page.keyboard.press("Control+s")
+        expect(page.locator(".jp-mod-dirty")).to_have_count(0)
+        nb = open_notebook(page, served.server, "reload.ipynb", len(cells))  # the reload
+        cell = nb.nth(1)
+        plan = cell.locator(".pw-card-plan").first
+        page.wait_for_timeout(READING)
+        button(plan, "Approve").click()
+        card = cell.locator(".pw-card-tool", has_text="Write")
+        expect(button(card, "Allow")).to_be_visible(timeout=CELL_TIMEOUT * 1000)
+        button(card, "Allow").click()
+        assert written(folder / "hello.py"), "the approved Write did not run"
+        done = cell.locator(".pw-turn.pw-static", has_text="Done: the file is written.")
+        expect(done).to_be_visible(timeout=CELL_TIMEOUT * 1000)
+        expect(cell.locator(".pw-turn.pw-static")).to_contain_text("Approved")
+        shot(served, cell, "reload-done")
+        page.keyboard.press("Control+s")
+        expect(page.locator(".jp-mod-dirty")).to_have_count(0)
+        view = saved_turn(served.root / "reload.ipynb", 1).get(
+            "application/vnd.jupyter.widget-view+json", {})
+        assert view.get("model_id"), f"the saved turn names no live model: {view}"
+        # a later visitor (the kernel still runs) sees the finished turn
+        nb = open_notebook(page, served.server, "reload.ipynb", len(cells))
+        expect(nb.nth(1).locator(".pw-turn.pw-static", has_text="Done: the file is written.")
+               ).to_be_visible()
+        shot(served, nb.nth(1), "reload-reopened")
+        run_cell(page, nb, 2)
+        expect(nb.nth(2).locator(".jp-OutputArea-output")).to_contain_text("closed")
+        assert_no_errors(page)
+        assert not gone(errors)

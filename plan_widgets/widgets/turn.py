@@ -17,9 +17,10 @@ import ipywidgets as w
 
 from ..agent.checklist import FOLDED_TOOLS
 from ..agent.decisions import Decision
-from ..render.agents import AGENT_TOOLS, error_state
+from ..render.agents import AGENT_TOOLS, error_state, result_text
 from ..render.code import highlight_python
 from ..render.markdown import WRAP_STYLE, escape, html_block, render_html, summarize
+from . import shared as sh
 from .control import ControlBar
 from .follow import CellStack
 from .kinds import Card, card_for, card_html, decision_markdown
@@ -64,29 +65,13 @@ def _tool_html(name: str, tool_input: dict[str, Any], result: Any = None,
         shown,
     ]
     if done:
-        text = _result_text(result)
+        text = result_text(result)
         if len(text) > 4000:
             text = text[:4000] + "\n…"
         parts.append(f"<pre>{escape(text)}</pre>")
     parts.append("</details>")
     # newlines inside <pre> must not make blank lines (that would end the HTML block)
     return "".join(p.replace("\n", "&#10;") for p in parts)
-
-
-def _result_text(content: Any) -> str:
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        out = []
-        for item in content:
-            if isinstance(item, dict) and item.get("type") == "text":
-                out.append(str(item.get("text", "")))
-            else:
-                out.append(json.dumps(item, default=str)[:500])
-        return "\n".join(out)
-    return str(content)
 
 
 class WidgetTurnView(w.VBox):
@@ -260,7 +245,7 @@ class WidgetTurnView(w.VBox):
         html = _tool_html(name, tool_input, content, is_error, done=True)
         if i < 0:  # a task tool: one quiet line if it failed, none if it worked
             if is_error:
-                self._part(f"`{name}` ✗ {summarize(_result_text(content), 100)}",
+                self._part(f"`{name}` ✗ {summarize(result_text(content), 100)}",
                            html_block(html, "pw-html"),
                            None if self.static else html_output(html, layout=shared("layout")))
             return
@@ -360,7 +345,7 @@ class WidgetTurnView(w.VBox):
         for card in self.cards:
             card.closed_with_turn()
         if self._stack is None or not self._stack.holds_open(self):  # (follow.py's doc)
-            close_tree([self])
+            sh.close_or_keep(self, self._handle, self.static_bundle())  # (issue 36)
 
     def _update_static(self) -> None:
         if self._handle is None:
