@@ -19,6 +19,7 @@ from ..agent.checklist import FOLDED_TOOLS
 from ..agent.decisions import Decision
 from ..render.agents import AGENT_TOOLS, error_state, result_text
 from ..render.code import highlight_python
+from ..render.decision import as_of
 from ..render.markdown import WRAP_STYLE, escape, html_block, render_html, summarize
 from . import shared as sh
 from .control import ControlBar
@@ -367,8 +368,8 @@ class WidgetTurnView(w.VBox):
             parts.append(self._stream.html())
         if self.live.text:
             parts.append(live_html(self.live.text))
-        if self.waiting_line():
-            parts.append(html_block(f"<small>{escape(self.waiting_line())}</small>", "pw-html"))
+        if line := as_of(self.waiting_line()):  # (a saved copy says when it was true)
+            parts.append(html_block(f"<small>{escape(line)}</small>", "pw-html"))
         parts.append("</div>")
         return "\n".join(parts)
 
@@ -379,8 +380,8 @@ class WidgetTurnView(w.VBox):
             parts.append(self._stream.text)
         if self.live.text:
             parts.append(f"⟳ {self.live.text}")
-        if self.waiting_line():
-            parts.append(self.waiting_line())
+        if line := as_of(self.waiting_line()):
+            parts.append(line)
         text = "\n\n".join(parts)
         if len(text) > PLAIN_LIMIT:  # the Markdown fallback has it all; no second full copy
             text = (f"{text[:PLAIN_LIMIT]}\n… ({len(text) - PLAIN_LIMIT:,} more characters in "
