@@ -235,10 +235,11 @@ def saved_turn(notebook_file: Path, i: int) -> dict[str, Any]:
 
 
 def test_a_reload_while_the_card_waits_keeps_the_record(served: Served) -> None:
-    """Issue 36, point 1: the page reloads while the plan card waits, the plan is approved
-    by mouse in the reloaded page: the cell shows the finished turn (it went blank: the end
-    of turn's display update never reaches a loaded output), and so does the saved notebook
-    opened again (its widget view named a closed model)."""
+    """Issue 36: the page reloads while the plan card waits, and a second tab opens; the plan
+    is approved by mouse in the reloaded page. Both show the finished turn (the cell went
+    blank: the end of turn's display update never reaches a loaded output) and keep the
+    control bar, and so does the saved notebook opened again (its widget view named a closed
+    model)."""
     from playwright.sync_api import expect
 
     cells = [work("reload"),
@@ -253,18 +254,27 @@ def test_a_reload_while_the_card_waits_keeps_the_record(served: Served) -> None:
         page.keyboard.press("Control+s")
         expect(page.locator(".jp-mod-dirty")).to_have_count(0)
         nb = open_notebook(page, served.server, "reload.ipynb", len(cells))  # the reload
-        cell = nb.nth(1)
-        plan = cell.locator(".pw-card-plan").first
-        page.wait_for_timeout(READING)
-        button(plan, "Approve").click()
-        card = cell.locator(".pw-card-tool", has_text="Write")
-        expect(button(card, "Allow")).to_be_visible(timeout=CELL_TIMEOUT * 1000)
-        button(card, "Allow").click()
-        assert written(folder / "hello.py"), "the approved Write did not run"
-        done = cell.locator(".pw-turn.pw-static", has_text="Done: the file is written.")
-        expect(done).to_be_visible(timeout=CELL_TIMEOUT * 1000)
-        expect(cell.locator(".pw-turn.pw-static")).to_contain_text("Approved")
-        shot(served, cell, "reload-done")
+        second = served.context.new_page()  # a second tab, while the card waits
+        try:
+            tab = open_notebook(second, served.server, "reload.ipynb", len(cells)).nth(1)
+            expect(button(tab.locator(".pw-card-plan").first, "Approve")).to_be_visible()
+            cell = nb.nth(1)
+            plan = cell.locator(".pw-card-plan").first
+            page.wait_for_timeout(READING)
+            button(plan, "Approve").click()
+            card = cell.locator(".pw-card-tool", has_text="Write")
+            expect(button(card, "Allow")).to_be_visible(timeout=CELL_TIMEOUT * 1000)
+            button(card, "Allow").click()
+            assert written(folder / "hello.py"), "the approved Write did not run"
+            for where in (cell, tab):
+                done = where.locator(".pw-turn.pw-static", has_text="Done: the file is written.")
+                expect(done).to_be_visible(timeout=CELL_TIMEOUT * 1000)
+                expect(where.locator(".pw-turn.pw-static")).to_contain_text("Approved")
+                expect(where.locator(".pw-control-bar")).to_contain_text("idle")
+            shot(served, cell, "reload-done")
+            shot(served, tab, "reload-second-tab")
+        finally:
+            second.close()
         page.keyboard.press("Control+s")
         expect(page.locator(".jp-mod-dirty")).to_have_count(0)
         view = saved_turn(served.root / "reload.ipynb", 1).get(
@@ -274,7 +284,6 @@ def test_a_reload_while_the_card_waits_keeps_the_record(served: Served) -> None:
         nb = open_notebook(page, served.server, "reload.ipynb", len(cells))
         expect(nb.nth(1).locator(".pw-turn.pw-static", has_text="Done: the file is written.")
                ).to_be_visible()
-        shot(served, nb.nth(1), "reload-reopened")
         run_cell(page, nb, 2)
         expect(nb.nth(2).locator(".jp-OutputArea-output")).to_contain_text("closed")
         assert_no_errors(page)
