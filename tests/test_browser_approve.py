@@ -228,6 +228,16 @@ def test_approve_start_fresh_into_manual_keeps_the_cell_shown(served: Served) ->
         assert not gone(errors)
 
 
+def save(page: Any, notebook_file: Path) -> None:
+    """Save the notebook with Ctrl+S and wait (bounded) until the file has changed."""
+    before = notebook_file.stat().st_mtime_ns
+    page.keyboard.press("Control+s")
+    deadline = time.monotonic() + UI_TIMEOUT
+    while notebook_file.stat().st_mtime_ns == before and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert notebook_file.stat().st_mtime_ns != before, "Ctrl+S did not save the notebook"
+
+
 def saved_turn(notebook_file: Path, i: int) -> dict[str, Any]:
     """The saved bundle of cell ``i``'s turn (its last output)."""
     cells = __import__("json").loads(notebook_file.read_text(encoding="utf-8"))["cells"]
@@ -251,8 +261,7 @@ def test_a_reload_while_the_card_waits_keeps_the_record(served: Served) -> None:
         run_cell(page, nb, 0)
         run_cell(page, nb, 1)
         expect(button(nb.nth(1).locator(".pw-card-plan").first, "Approve")).to_be_visible()
-        page.keyboard.press("Control+s")
-        expect(page.locator(".jp-mod-dirty")).to_have_count(0)
+        save(page, served.root / "reload.ipynb")
         nb = open_notebook(page, served.server, "reload.ipynb", len(cells))  # the reload
         second = served.context.new_page()  # a second tab, while the card waits
         try:
@@ -275,8 +284,7 @@ def test_a_reload_while_the_card_waits_keeps_the_record(served: Served) -> None:
             shot(served, tab, "reload-second-tab")
         finally:
             second.close()
-        page.keyboard.press("Control+s")
-        expect(page.locator(".jp-mod-dirty")).to_have_count(0)
+        save(page, served.root / "reload.ipynb")
         view = saved_turn(served.root / "reload.ipynb", 1).get(
             "application/vnd.jupyter.widget-view+json", {})
         assert view.get("model_id"), f"the saved turn names no live model: {view}"
@@ -307,8 +315,7 @@ def test_start_fresh_after_a_reload_shows_the_new_card(served: Served) -> None:
         run_cell(page, nb, 0)
         run_cell(page, nb, 1)
         expect(button(nb.nth(1).locator(".pw-card-plan").first, "Approve")).to_be_visible()
-        page.keyboard.press("Control+s")
-        expect(page.locator(".jp-mod-dirty")).to_have_count(0)
+        save(page, served.root / "fresh-reload.ipynb")
         nb = open_notebook(page, served.server, "fresh-reload.ipynb", len(cells))  # reload
         cell = nb.nth(1)
         page.wait_for_timeout(READING)
