@@ -301,12 +301,9 @@ def test_a_reload_while_the_card_waits_keeps_the_record(served: Served) -> None:
 def test_start_fresh_after_a_reload_shows_the_new_card(served: Served) -> None:
     """Issue 36 with issue 31's stack: after a reload, "Approve, start fresh" brings the new
     conversation's card into the reloaded page (a display update never reaches it, so the
-    views go inside the root widget it shows), and the cell ends with both turns' record.
-    JupyterLab only, to keep CI short (Notebook 7 measured the same by hand)."""
+    views go inside the root widget it shows), and the cell ends with both turns' record."""
     from playwright.sync_api import expect
 
-    if served.ui != "lab":
-        pytest.skip("measured by hand in Notebook 7 (docs/cli.md#reload)")
     cells = [work("fresh-reload"),
              ("code", "%%claude --scripted browser_approve.yaml --plan --cwd $work\n"
                       "Plan a greeting"),
