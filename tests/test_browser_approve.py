@@ -226,3 +226,106 @@ def test_approve_start_fresh_into_manual_keeps_the_cell_shown(served: Served) ->
         expect(nb.nth(2).locator(".jp-OutputArea-output")).to_contain_text("closed")
         assert_no_errors(page)
         assert not gone(errors)
+
+
+def save(page: Any, notebook_file: Path) -> None:
+    """Save the notebook with Ctrl+S and wait (bounded) until the file has changed."""
+    before = notebook_file.stat().st_mtime_ns
+    page.keyboard.press("Control+s")
+    deadline = time.monotonic() + UI_TIMEOUT
+    while notebook_file.stat().st_mtime_ns == before and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert notebook_file.stat().st_mtime_ns != before, "Ctrl+S did not save the notebook"
+
+
+def saved_turn(notebook_file: Path, i: int) -> dict[str, Any]:
+    """The saved bundle of cell ``i``'s turn (its last output)."""
+    cells = __import__("json").loads(notebook_file.read_text(encoding="utf-8"))["cells"]
+    return dict(cells[i]["outputs"][-1]["data"])
+
+
+def test_a_reload_while_the_card_waits_keeps_the_record(served: Served) -> None:
+    """Issue 36: the page reloads while the plan card waits, and a second tab opens; the plan
+    is approved by mouse in the reloaded page. Both show the finished turn (the cell went
+    blank: the end of turn's display update never reaches a loaded output) and keep the
+    control bar, and so does the saved notebook opened again (its widget view named a closed
+    model)."""
+    from playwright.sync_api import expect
+
+    cells = [work("reload"),
+             ("code", "%%claude --scripted browser_approve.yaml --plan --cwd $work\n"
+                      "Plan a greeting"),
+             CLOSING]
+    folder = served.root / "reload"
+    with notebook(served, "reload", cells) as (page, nb, errors):
+        run_cell(page, nb, 0)
+        run_cell(page, nb, 1)
+        expect(button(nb.nth(1).locator(".pw-card-plan").first, "Approve")).to_be_visible()
+        save(page, served.root / "reload.ipynb")
+        nb = open_notebook(page, served.server, "reload.ipynb", len(cells))  # the reload
+        second = served.context.new_page()  # a second tab, while the card waits
+        try:
+            tab = open_notebook(second, served.server, "reload.ipynb", len(cells)).nth(1)
+            expect(button(tab.locator(".pw-card-plan").first, "Approve")).to_be_visible()
+            cell = nb.nth(1)
+            plan = cell.locator(".pw-card-plan").first
+            page.wait_for_timeout(READING)
+            button(plan, "Approve").click()
+            card = cell.locator(".pw-card-tool", has_text="Write")
+            expect(button(card, "Allow")).to_be_visible(timeout=CELL_TIMEOUT * 1000)
+            button(card, "Allow").click()
+            assert written(folder / "hello.py"), "the approved Write did not run"
+            for where in (cell, tab):
+                done = where.locator(".pw-turn.pw-static", has_text="Done: the file is written.")
+                expect(done).to_be_visible(timeout=CELL_TIMEOUT * 1000)
+                expect(where.locator(".pw-turn.pw-static")).to_contain_text("Approved")
+                expect(where.locator(".pw-control-bar")).to_contain_text("idle")
+            shot(served, cell, "reload-done")
+            shot(served, tab, "reload-second-tab")
+        finally:
+            second.close()
+        save(page, served.root / "reload.ipynb")
+        view = saved_turn(served.root / "reload.ipynb", 1).get(
+            "application/vnd.jupyter.widget-view+json", {})
+        assert view.get("model_id"), f"the saved turn names no live model: {view}"
+        # a later visitor (the kernel still runs) sees the finished turn
+        nb = open_notebook(page, served.server, "reload.ipynb", len(cells))
+        expect(nb.nth(1).locator(".pw-turn.pw-static", has_text="Done: the file is written.")
+               ).to_be_visible()
+        run_cell(page, nb, 2)
+        expect(nb.nth(2).locator(".jp-OutputArea-output")).to_contain_text("closed")
+        assert_no_errors(page)
+        assert not gone(errors)
+
+
+def test_start_fresh_after_a_reload_shows_the_new_card(served: Served) -> None:
+    """Issue 36 with issue 31's stack: after a reload, "Approve, start fresh" brings the new
+    conversation's card into the reloaded page (a display update never reaches it, so the
+    views go inside the root widget it shows), and the cell ends with both turns' record."""
+    from playwright.sync_api import expect
+
+    cells = [work("fresh-reload"),
+             ("code", "%%claude --scripted browser_approve.yaml --plan --cwd $work\n"
+                      "Plan a greeting"),
+             CLOSING]
+    with notebook(served, "fresh-reload", cells) as (page, nb, errors):
+        run_cell(page, nb, 0)
+        run_cell(page, nb, 1)
+        expect(button(nb.nth(1).locator(".pw-card-plan").first, "Approve")).to_be_visible()
+        save(page, served.root / "fresh-reload.ipynb")
+        nb = open_notebook(page, served.server, "fresh-reload.ipynb", len(cells))  # reload
+        cell = nb.nth(1)
+        page.wait_for_timeout(READING)
+        button(cell.locator(".pw-card-plan").first, "Approve, start fresh").click()
+        card = cell.locator(".pw-card-tool", has_text="Write")
+        expect(button(card, "Allow")).to_be_visible(timeout=CELL_TIMEOUT * 1000)
+        button(card, "Allow").click()
+        assert written(served.root / "fresh-reload" / "fresh.py"), "the Write did not run"
+        for text in ("Done: the file is written.", "Plan a greeting"):
+            expect(cell.locator(".pw-turn.pw-static", has_text=text).first).to_be_visible(
+                timeout=CELL_TIMEOUT * 1000)
+        shot(served, cell, "fresh-reload-done")
+        run_cell(page, nb, 2)
+        expect(nb.nth(2).locator(".jp-OutputArea-output")).to_contain_text("closed")
+        assert_no_errors(page)
+        assert not gone(errors)

@@ -52,7 +52,8 @@ def test_the_first_cells_line_follows_the_markers_and_names_the_session(
         s = _session(mode=None, model=None)  # shown before the CLI reported anything
         bar = ControlBar(s)
         handle = bar.show()
-        assert "mode ?" in _plain(handle.last)
+        # what is not known yet is left out, not said as "?" (issue 36, point 2)
+        assert _plain(handle.last) == "session default"
         s.state.mode, s.state.model = "acceptEdits", "claude-test"
         bar.refresh()  # the session notifies its subscribers; the bar refreshes
         # still live, and what a notebook saved now (no widget state) shows is right
@@ -83,6 +84,10 @@ def test_the_waiting_line_names_the_waiting_card_and_goes_when_it_is_decided(
         handle.update(view.mimebundle())
         line = "Waiting for your decision (question) on the card above"
         assert line in _plain(handle.last)
+        # the fallback (what a notebook saved now keeps) says what stays true (issue 36)
+        for out in (_plain(handle.last), _words(handle.last["text/markdown"])):
+            assert "not decided as of" in out and "after it (as of " in out, out
+            assert "Waiting for you (" not in out and "expires at" not in out, out
         assert line in _words(handle.last["text/markdown"])
         q.answer({"Which color?": "Blue"}, by="user")
         t = ToolDecision("Bash", {"command": "rm -rf old"}, [])

@@ -581,3 +581,37 @@ def test_comments_by_clicking_lines_edit_remove_and_close_clean(comms: Comms,
     assert shown[1] not in card.children and shown[2] == "Comment on a line"
     assert "On line 4:\n  > 1. Create `a.py`\n  Comment: name it hello.py" in d.outcome.feedback
     assert isinstance(card, w.Box) and card.comm is None and live(comms) == []
+
+
+def test_a_turn_a_page_loaded_keeps_its_record_in_its_root(
+        comms: Comms, displays: list[Handle], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 36: a widget manager connected after the turn was shown (a reload, a second tab),
+    so a page may show the turn's display from the file, where no display update reaches:
+    the turn still gets the update, and its root widget stays, holding the static record
+    (its other models close). Without such a page it closes as before (the test above)."""
+    from plan_widgets.widgets import ControlBar, WidgetTurnView, shared
+
+    async def main() -> Any:
+        s = _session()
+        view = WidgetTurnView(s, "do it", ControlBar(s))
+        view.show()
+        d = ToolDecision("Write", {"file_path": "/x", "content": "y"}, [])
+        view.decision(d)
+        monkeypatch.setattr(shared, "_PAGES", [shared._PAGES[0] + 1])  # a page connects
+        view.text("After the card.")
+        view.finished("0.1 s", True)
+        view.turn_done()
+        d.allow(by="user")
+        await asyncio.sleep(0)
+        return view
+
+    view = run(main())
+    turn_handle = displays[-1]
+    assert view.static and set(turn_handle.last) == {"text/markdown", "text/plain"}
+    assert view.comm is not None, "the root closed: a page that loaded it shows nothing"
+    (record,) = view.children
+    (out,) = record.outputs
+    assert out["data"] == turn_handle.last  # the same record as the update
+    assert "Allowed" in out["data"]["text/markdown"]
+    assert sorted(live(comms)) == sorted(["Button", "ControlBar", "HTML", "HTML", "HTML",
+                                          "Output", "ToggleButton", "WidgetTurnView"])

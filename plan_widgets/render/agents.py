@@ -6,6 +6,7 @@ subagent's description and summary are the model's words.
 
 from __future__ import annotations
 
+import json
 import re
 import textwrap
 import time
@@ -113,3 +114,20 @@ def asker(d: Any) -> str | None:
     agent: a decision's ``agent`` is the asking subagent's description)."""
     name = getattr(d, "agent", None)
     return f'Agent "{summarize(name, 80)}" asks' if name else None
+
+
+def result_text(content: Any) -> str:
+    """A tool result's text (its text blocks; other blocks as short JSON)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        out = []
+        for item in content:
+            if isinstance(item, dict) and item.get("type") == "text":
+                out.append(str(item.get("text", "")))
+            else:
+                out.append(json.dumps(item, default=str)[:500])
+        return "\n".join(out)
+    return str(content)

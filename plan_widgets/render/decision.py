@@ -49,6 +49,12 @@ def when(ts: float) -> str:
     return time.strftime("%H:%M:%S", time.localtime(ts))
 
 
+def as_of(line: str) -> str:
+    """``line`` (a sentence true now; "" stays "") dated now, for a copy that may be read
+    later: "…; the turn goes on after it (as of 12:03:04)." (issue 36)."""
+    return f"{line.rstrip('.')} (as of {when(time.time())})." if line else ""
+
+
 def title_html(text: str) -> str:
     """A card's title line (safe HTML)."""
     return f'<div class="pw-card-title" style="{CARD_TITLE_STYLE}">{escape(text)}</div>'
@@ -66,11 +72,17 @@ def asker_html(d: Described) -> str:
             f"{escape(d.asker)}</div>") if d.asker else ""
 
 
-def status_html(d: Described) -> str:
-    """The card's status line (safe HTML): waiting since when, or how it ended."""
+def status_html(d: Described, live: bool = False) -> str:
+    """The card's status line (safe HTML): waiting since when (``live``: the live card, which
+    changes when it ends), or how it ended. A static copy of an open decision (a live
+    display's fallback, kept in a notebook saved while it waited) says only what stays true:
+    when it was asked, and that it was open at the time the copy was made (issue 36)."""
     o = d.outcome
     if o is None and d.superseded:
         return "<span>Superseded by a revised plan below</span>"
+    if o is None and not live:
+        return (f'<span style="color:#b45309">Asked at {when(d.asked_at)}; not decided as of '
+                f"{when(time.time())}</span>")
     if o is None:
         until = f"; expires at {when(d.expires_at)}" if d.expires_at else ""
         return (f'<span style="color:#b45309">Waiting for you (since {when(d.asked_at)}'
@@ -88,8 +100,9 @@ def status_html(d: Described) -> str:
 def state_text(d: Described) -> str:
     """The status line as plain text (the Markdown fallback's last line, in italics)."""
     o = d.outcome
-    if o is None:
-        return "superseded by a revised plan" if d.superseded else "waiting for you"
+    if o is None:  # (as status_html says it)
+        return ("superseded by a revised plan" if d.superseded
+                else f"asked at {when(d.asked_at)}; not decided as of {when(time.time())}")
     text, extra = outcome_parts(o)
     state = text + (f" ({'; '.join(extra)})" if extra else "") + f" at {when(o.at)}"
     if d.fresh:  # issue 22: agent/handoff

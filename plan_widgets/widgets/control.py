@@ -157,10 +157,13 @@ class ControlBar(w.HBox):
         # notebook (docs/benchmarks.md: the badges' inline styles were 569 bytes a cell).
         st = self.session.state
         mode, model = ran_under or (st.mode, st.model)
+        # what the CLI has not reported (yet) is left out, not said as "?" (issue 36)
+        said = "".join([
+            f' · mode <b title="{escape(mode_tooltip(mode))}">{escape(mode_title(mode))}</b>'
+            if mode else "",
+            f" · model <b>{escape(model)}</b>" if model else ""])
         return html_block(
-            f'<small class="pw-control-line">session {escape(self.session.name)} · mode '
-            f'<b title="{escape(mode_tooltip(mode))}">{escape(mode_title(mode) or "?")}</b>'
-            f" · model <b>{escape(model or '?')}</b></small>",
+            f'<small class="pw-control-line">session {escape(self.session.name)}{said}</small>',
             "pw-html")
 
     def plain_line(self, ran_under: tuple[str | None, str | None] | None = None) -> str:
@@ -168,8 +171,9 @@ class ControlBar(w.HBox):
         said as the session's, the mode as the CLI's UI names it, like the live marker)."""
         st = self.session.state
         mode, model = ran_under or (st.mode, st.model)
-        return (f"session {self.session.name} · mode {mode_title(mode) or '?'}"
-                f" · model {model or '?'}")
+        return (f"session {self.session.name}"
+                + (f" · mode {mode_title(mode)}" if mode else "")
+                + (f" · model {model}" if model else ""))
 
     def _static(self, handle: Any, ran_under: tuple[str | None, str | None] | None) -> None:
         update_display(handle, {"text/markdown": self.static_line(ran_under),

@@ -30,7 +30,16 @@ from typing import Any, Protocol
 import ipywidgets as w
 
 from ..render.markdown import escape, html_block
-from .shared import close_tree, look, shared, update_display, widget_bundle
+from .shared import (
+    close_tree,
+    keep_record,
+    loaded_elsewhere,
+    look,
+    set_record,
+    shared,
+    update_display,
+    widget_bundle,
+)
 
 
 class WidgetTurnView(Protocol):
@@ -69,6 +78,12 @@ class CellStack:
         # the display showed the live root itself: this stack closes it (see the module's doc)
         self._took_over = self.handle is not None and not root.static
         self._held = False  # the root went static and waits here to be closed
+        # A page may show this display from its file (shared.loaded_elsewhere, issue 36): no
+        # update of the display reaches it, so the views go inside the root widget that it
+        # shows, and the root keeps the static record at the end (shared.keep_record).
+        self._inside = (self.handle is not None and loaded_elsewhere(self.handle)
+                        and getattr(root, "comm", None) is not None)
+        self._kept: w.Output | None = None
         root._stack = self
         if self.handle is not None:
             root._handle = _Member(self)
@@ -95,7 +110,7 @@ class CellStack:
         """Whether ``view``, gone static, must stay open for now: it is the root whose display
         this stack took over, and the display still shows widgets. The stack closes it once
         the display is static (:meth:`render`)."""
-        if view is self.root and self._took_over and self.box is not None:
+        if view is self.root and (self._inside or self._took_over and self.box is not None):
             self._held = True
         return view is self.root and self._held
 
@@ -109,6 +124,8 @@ class CellStack:
         """The display bundle: the container while a member is live, else static Markdown."""
         if all(m.static for m in self.members):
             return self.static_bundle()
+        if self._inside:
+            return {**widget_bundle(self.root), **self.static_bundle()}
         kids = [m if not m.static else self._copy(m) for m in self.members]
         if self.box is None:
             self.box = w.VBox(kids, layout=shared("layout"), _dom_classes=("pw-cell-stack",))
@@ -121,12 +138,35 @@ class CellStack:
         bundle = self.bundle()
         if self.handle is not None:
             update_display(self.handle, bundle, "cell")
+        if self._inside:
+            self._render_inside(bundle)
+            return
         if self.box is not None and all(m.static for m in self.members):
             held = [self.root] if self._held else []
-            close_tree([self.box, *held], keep=[m for m in self.members if not m.static])
+            if loaded_elsewhere(self.handle):  # a page may show either from its file
+                for kept in (self.box, *held):  # (shared.py, issue 36)
+                    keep_record(kept, bundle)
+            else:
+                close_tree([self.box, *held], keep=[m for m in self.members if not m.static])
             self.box = None
             self._copies.clear()
             self._took_over = self._held = False
+
+    def _render_inside(self, bundle: dict[str, Any]) -> None:
+        """The root shows its own parts and then each view (live, or its static copy); once
+        all are static, the root holds their static record."""
+        root = self.root
+        if self._kept is not None:
+            set_record(self._kept, bundle)
+        elif all(m.static for m in self.members):
+            self._kept = keep_record(root, bundle)  # (closes the views and copies in it)
+            self._copies.clear()
+        else:
+            ours = {id(m) for m in self.members[1:]} | {id(c) for c in self._copies.values()}
+            own = [c for c in root.children if id(c) not in ours]
+            kids = [m if not m.static else self._copy(m) for m in self.members[1:]]
+            if tuple(own + kids) != tuple(root.children):
+                root.children = (*own, *kids)
 
     def _copy(self, view: WidgetTurnView) -> w.Output:
         out = self._copies.get(id(view))

@@ -57,10 +57,74 @@ def shown_here(bundle: dict[str, Any]) -> Any:
     cell's. An executor keeps each message with the cell its parent names, so an update of
     this display from there would land in another cell (issue 33). :func:`update_display`
     therefore sends every update from the context this display was made in."""
+    _count_pages()
     handle = display(bundle, raw=True, display_id=True)
     if handle is not None:
         handle._pw_context = contextvars.copy_context()
+        handle._pw_pages = _PAGES[0]
     return handle
+
+
+# -- pages that load a display instead of receiving it (issue 36) -------------------------------
+_PAGES = [0]  # widget managers that connected to this kernel since the count began
+_CONTROL = "jupyter.widget.control"
+
+
+def _count_pages() -> None:
+    """Count each page (a load, a reload, a second tab) whose widget manager connects: it
+    opens ipywidgets' control comm to fetch every model's state (ipywidgets 8). Installed
+    once, around ipywidgets' own handler of that comm."""
+    from ipywidgets import comm
+
+    manager = comm.get_comm_manager()
+    target = None if manager is None else manager.targets.get(_CONTROL)
+    if target is None or getattr(target, "_pw_counts", False):
+        return
+
+    def opened(comm: Any, msg: Any) -> Any:
+        _PAGES[0] += 1
+        return target(comm, msg)
+
+    opened._pw_counts = True  # type: ignore[attr-defined]
+    manager.register_target(_CONTROL, opened)
+
+
+def loaded_elsewhere(handle: Any) -> bool:
+    """Whether a page may show ``handle``'s display from the notebook file rather than from
+    the kernel's messages: a widget manager connected after it was shown. Measured (docs/
+    cli.md#reload): JupyterLab 4 and Notebook 7 route ``update_display_data`` only to the
+    outputs a page RECEIVED with that display id; a loaded copy keeps its widget view,
+    which goes blank when its model closes."""
+    shown = getattr(handle, "_pw_pages", None)
+    return shown is not None and _PAGES[0] > shown
+
+
+def close_or_keep(box: w.Box, handle: Any, bundle: dict[str, Any]) -> None:
+    """Close ``box`` (a display's root widget, static now) and every model under it; or, if
+    a page may show it from its file, keep it holding ``bundle`` (:func:`keep_record`),
+    which later updates of ``handle`` refresh (:func:`update_display`)."""
+    if loaded_elsewhere(handle):
+        handle._pw_record = keep_record(box, bundle)
+    else:
+        close_tree([box])
+
+
+def keep_record(box: w.Box, bundle: dict[str, Any]) -> w.Output:
+    """Turn ``box`` (a display's root widget) into the holder of ``bundle``, the static
+    record, in one ``Output``; its other models close. For a display a page may have loaded
+    (:func:`loaded_elsewhere`): that page's view of ``box`` then shows the record."""
+    record = w.Output(layout=shared("layout"))
+    set_record(record, bundle)
+    old = box.children
+    box.children = (record,)
+    close_tree(old)
+    return record
+
+
+def set_record(record: w.Output, bundle: dict[str, Any]) -> None:
+    data = {"output_type": "display_data", "data": bundle, "metadata": {}}
+    if record.outputs != (data,):
+        record.outputs = (data,)
 
 
 def on_click(button: w.Button, fn: Callable[..., Any]) -> None:
@@ -129,6 +193,9 @@ def update_display(handle: Any, bundle: dict[str, Any], what: str) -> None:
                 handle.update(bundle, raw=True)
     except Exception:  # whatever the channel raises: the display is lost, the work is not
         log.debug("could not update the %s's display", what, exc_info=True)
+    record = getattr(handle, "_pw_record", None)  # (close_or_keep)
+    if record is not None:
+        set_record(record, bundle)
 
 
 def _card_layout(color: str) -> Callable[[], w.Widget]:

@@ -17,9 +17,11 @@ import ipywidgets as w
 
 from ..agent.checklist import FOLDED_TOOLS
 from ..agent.decisions import Decision
-from ..render.agents import AGENT_TOOLS, error_state
+from ..render.agents import AGENT_TOOLS, error_state, result_text
 from ..render.code import highlight_python
+from ..render.decision import as_of
 from ..render.markdown import WRAP_STYLE, escape, html_block, render_html, summarize
+from . import shared as sh
 from .control import ControlBar
 from .follow import CellStack
 from .kinds import Card, card_for, card_html, decision_markdown
@@ -64,29 +66,13 @@ def _tool_html(name: str, tool_input: dict[str, Any], result: Any = None,
         shown,
     ]
     if done:
-        text = _result_text(result)
+        text = result_text(result)
         if len(text) > 4000:
             text = text[:4000] + "\n…"
         parts.append(f"<pre>{escape(text)}</pre>")
     parts.append("</details>")
     # newlines inside <pre> must not make blank lines (that would end the HTML block)
     return "".join(p.replace("\n", "&#10;") for p in parts)
-
-
-def _result_text(content: Any) -> str:
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        out = []
-        for item in content:
-            if isinstance(item, dict) and item.get("type") == "text":
-                out.append(str(item.get("text", "")))
-            else:
-                out.append(json.dumps(item, default=str)[:500])
-        return "\n".join(out)
-    return str(content)
 
 
 class WidgetTurnView(w.VBox):
@@ -260,7 +246,7 @@ class WidgetTurnView(w.VBox):
         html = _tool_html(name, tool_input, content, is_error, done=True)
         if i < 0:  # a task tool: one quiet line if it failed, none if it worked
             if is_error:
-                self._part(f"`{name}` ✗ {summarize(_result_text(content), 100)}",
+                self._part(f"`{name}` ✗ {summarize(result_text(content), 100)}",
                            html_block(html, "pw-html"),
                            None if self.static else html_output(html, layout=shared("layout")))
             return
@@ -360,7 +346,7 @@ class WidgetTurnView(w.VBox):
         for card in self.cards:
             card.closed_with_turn()
         if self._stack is None or not self._stack.holds_open(self):  # (follow.py's doc)
-            close_tree([self])
+            sh.close_or_keep(self, self._handle, self.static_bundle())  # (issue 36)
 
     def _update_static(self) -> None:
         if self._handle is None:
@@ -382,8 +368,8 @@ class WidgetTurnView(w.VBox):
             parts.append(self._stream.html())
         if self.live.text:
             parts.append(live_html(self.live.text))
-        if self.waiting_line():
-            parts.append(html_block(f"<small>{escape(self.waiting_line())}</small>", "pw-html"))
+        if line := as_of(self.waiting_line()):  # (a saved copy says when it was true)
+            parts.append(html_block(f"<small>{escape(line)}</small>", "pw-html"))
         parts.append("</div>")
         return "\n".join(parts)
 
@@ -394,8 +380,8 @@ class WidgetTurnView(w.VBox):
             parts.append(self._stream.text)
         if self.live.text:
             parts.append(f"⟳ {self.live.text}")
-        if self.waiting_line():
-            parts.append(self.waiting_line())
+        if line := as_of(self.waiting_line()):
+            parts.append(line)
         text = "\n\n".join(parts)
         if len(text) > PLAIN_LIMIT:  # the Markdown fallback has it all; no second full copy
             text = (f"{text[:PLAIN_LIMIT]}\n… ({len(text) - PLAIN_LIMIT:,} more characters in "

@@ -143,7 +143,7 @@ class Card(w.Box):
         if d.outcome is not None:
             for c in self._inputs():
                 c.disabled = True
-        self.set_status(status_html(Described.of(d)))
+        self.set_status(status_html(Described.of(d), live=True))
         if d.outcome is not None and self.handle is not None:
             soon(self.make_static)
 
