@@ -21,6 +21,7 @@ from __future__ import annotations
 import html
 import json
 import re
+from itertools import accumulate
 from typing import Any
 
 from .engine import block_lines, blocks, style_headings, to_html
@@ -52,8 +53,12 @@ def html_block(safe_html: str, cls: str) -> str:
     """
     text = _PRE.sub(lambda m: m.group(1) + _NEWLINE.sub("&#10;", m.group(2)) + m.group(3),
                     safe_html)
-    text = text.translate(_TEX_CHARS)
-    lines = [line for line in _NEWLINE.split(text) if line.strip()]
+    # str.replace, not a translate table: one pass in C each, a few times faster on a stream's
+    # update (two characters only: a "$" written out holds no "\\", nor the other way round)
+    text = text.replace("$", "&#36;").replace("\\", "&#92;")
+    if "\r" in text:
+        text = _NEWLINE.sub("\n", text)
+    lines = filter(str.strip, text.split("\n"))  # blank lines dropped
     return "\n".join([f'<div class="{escape(cls)} {NO_MATH}">', *lines, "</div>"])
 
 
@@ -134,7 +139,7 @@ def _normalized(text: str) -> str:
 def _cut(text: str, firsts: list[int]) -> tuple[int, int]:
     """:func:`stable_prefix` from the first lines of the top-level blocks of ``text``:
     (offset, line) of the cut, or (0, 0) when nothing is stable yet."""
-    starts = [0] + [m.end() for m in _LINE_BREAK.finditer(text)]  # offset of each line
+    starts = _line_starts(text)  # offset of each line
     last = len(starts) - 1  # the last line may be incomplete
 
     def line(i: int) -> str:
@@ -148,6 +153,15 @@ def _cut(text: str, firsts: list[int]) -> tuple[int, int]:
             continue
         return starts[first], first
     return 0, 0
+
+
+def _line_starts(text: str) -> list[int]:
+    """The offset of each line of ``text`` (lines end at ``\r\n``, ``\r`` or ``\n``). Without
+    ``\r``, from the lines' lengths in C (``accumulate``): a stream update of 7 KB took 0.1 ms
+    in a Python loop over the regex's matches."""
+    if "\r" in text:
+        return [0] + [m.end() for m in _LINE_BREAK.finditer(text)]
+    return list(accumulate(map((1).__add__, map(len, text.split("\n")[:-1])), initial=0))
 
 
 def render_stream(text: str) -> tuple[int, str, str]:
@@ -166,7 +180,7 @@ def render_stream(text: str) -> tuple[int, str, str]:
         cut = stable_prefix(text)
         return (cut, render_html(text[:cut]) if cut else "",
                 render_html(text[cut:]) if cut < len(text) else "")
-    cut, first = _cut(text, [line for line, _at in parsed.starts])
+    cut, first = _cut(text, parsed.starts)
     frozen, tail = parsed.split(first if cut else 0)
     return (cut, html_block(frozen, "pw-md") if cut else "",
             html_block(tail, "pw-md") if cut < len(text) else "")
