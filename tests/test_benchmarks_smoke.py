@@ -1,7 +1,8 @@
 """The benchmark harness runs: `python -m benchmarks --quick` on one cheap figure, and once
 (one repetition, the smallest sizes) on the harnesses nothing else in the suite runs: many
 sessions, the pre-start, the JupyterHub. No timing thresholds here: speed is judged in
-docs/benchmarks.md, never in the test suite; a figure that cannot be measured fails the run."""
+docs/benchmarks.md, never in the test suite; a figure that cannot be measured fails the run
+(exit 1), and one that misses its goal too (exit 3, accepted here only where a row says so)."""
 
 from __future__ import annotations
 
@@ -70,6 +71,20 @@ def test_a_figure_that_cannot_be_measured_fails_the_run(monkeypatch: pytest.Monk
     assert bm.main(["--only", "fine", "--repeat", "1"]) == 0
 
 
+def test_a_missed_goal_fails_the_run(monkeypatch: pytest.MonkeyPatch,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    import benchmarks.__main__ as bm
+    from benchmarks._figures import Row
+
+    def slow(_b: Any) -> list[Row]:
+        return [Row("x", "a figure over its goal", "ms", 3.0, goal="<= 2", met=False,
+                    samples=[3.0])]
+
+    monkeypatch.setattr(bm, "FIGURES", {"slow": slow})
+    assert bm.main(["--only", "slow", "--repeat", "1"]) == bm.MISSED == 3
+    assert "FAILED: 1 goal(s) missed: x a figure over its goal" in capsys.readouterr().err
+
+
 def test_figure_8_linear_check_can_fail() -> None:
     from benchmarks._many import linear
 
@@ -83,9 +98,12 @@ def _smoke(only: str, tmp_path: Path) -> list[dict[str, Any]]:
     r = subprocess.run(
         [sys.executable, "-m", "benchmarks", "--quick", "--repeat", "1", "--only", only,
          "--json", str(raw)], cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, (r.stdout[-3000:], r.stderr[-2000:])
+    # 3: measured, a goal missed (this machine is shared and busy: the goals are judged in the
+    # recorded run, docs/benchmarks.md); 1 would be a figure that could not be measured
+    assert r.returncode in (0, 3), (r.stdout[-3000:], r.stderr[-2000:])
     rows: list[dict[str, Any]] = json.loads(raw.read_text(encoding="utf-8"))["rows"]
     assert rows and all(row["value"] is not None for row in rows), rows
+    assert (r.returncode == 3) == any(row["met"] is False for row in rows), rows
     return rows
 
 
