@@ -19,21 +19,30 @@ from .shared import shared
 # Seconds between updates of a stream: at most about 9 a second, so timer jitter and the cell's
 # other updates stay under a budget of 10 a second (docs/benchmarks.md, figure 4).
 FLUSH_INTERVAL = 0.11
-PAGE_SIZE = 16  # frozen blocks per page (box) of a stream
+PAGE_SIZE = 16  # parts per page (box) of a stream
+# An update of a stream used to send three widget messages when a block was complete (the
+# block's Output opened, its page's children, the tail) and a fourth later (the block's close
+# at the end of the turn): about 0.3 ms of the kernel's CPU each, on its main and iopub threads,
+# against well under 0.1 ms for the Markdown of a usual update. So the blocks frozen since the
+# last part was sealed and the tail share one Output, replaced whole by one message per update,
+# until the blocks hold more than CHUNK characters of HTML (or more than the last update
+# brought, for an answer arriving faster than anyone reads): then the part is sealed and the
+# next one opens. A usual update resends at most a few KB, which costs the kernel far less than
+# a message (figure 4's turn: 65 widget messages against 117, 811 against 683 kB of iopub).
+CHUNK = 4_000
 # At most this share of the kernel's time goes to a stream's updates: an update that took c
-# seconds of CPU waits c / VIEW_SHARE before the next. Measured (figure 4's 200 KB answer, 56
-# updates): an update that freezes a block costs about 2.1 ms of the kernel's CPU (0.5 ms
-# Markdown, the rest three widget messages), one that only redraws a short tail well under 1 ms.
-# So a model's usual pace (tens of deltas a second) keeps 9 updates a second, while an answer
-# arriving at 30 KB a second (faster than anyone reads) gets 4, and a long code block that
-# is re-rendered whole on every update gets fewer still. Issue 35: at 1% the updates were the
-# largest part of the view's cost per delta on that answer (14-18 µs of ~150, timed by
-# `python -m benchmarks._deltacost --kernel --cpu cell`); at 0.5%, 10 µs, and 4 updates a second.
+# seconds of CPU waits c / VIEW_SHARE before the next (FLUSH_INTERVAL at least). Measured in a
+# kernel (2026-12-06, quiet machine, parts as above): an update at a model's usual pace (400
+# to 1,500 characters a second) costs about 0.7 ms of the main thread, so it gets 7 updates a
+# second (4.6 with a block per update before the parts); figure 4's answer, arriving at 30 KB a
+# second, brings 9 KB to each update at 4 a second, about 1.7 ms (half of it its Markdown).
 VIEW_SHARE = 0.005
-# ... but never fewer than 4 updates a second, so a stream never looks stuck. (An update's cost
+# ... and never fewer than 2 updates a second, so a stream never looks stuck. (An update's cost
 # grows with the text it brings, so without this cap a fast enough stream would push the
-# updates ever further apart.)
-MAX_INTERVAL = 0.25
+# updates ever further apart.) At 4 a second (the floor until issue 35) figure 4's answer got
+# 24 updates costing 8.2 µs per delta of the kernel's main thread; at this floor the share
+# decides: 16 updates (2.3 a second), 6.3 µs, the answer being far faster than anyone reads.
+MAX_INTERVAL = 0.5
 
 
 def _output(bundle: dict[str, str]) -> dict[str, Any]:
@@ -93,8 +102,12 @@ class StreamingMarkdown:
         self._chunks: list[str] = []  # joined on demand: `text += delta` copies it every time
         self._frozen = 0
         self._html: list[str] = []  # the rendered frozen blocks, in order
-        self._tail: w.Output | None = None
         self._tail_html = ""  # the tail as last shown (the rest of the text, rendered)
+        # The open part: the blocks frozen since it opened, then the tail, in one Output that
+        # each update replaces whole (one message), until it holds more than CHUNK characters.
+        self._open: w.Output | None = None
+        self._open_html: list[str] = []
+        self._open_size = 0
         self._shown = 0  # how much of the text the view shows
         self._page: w.Box | None = None
         self._layout = shared("layout")  # every block of every stream: one Layout model
@@ -160,28 +173,28 @@ class StreamingMarkdown:
     def _show(self, text: str, pending: str) -> None:
         cut, frozen_html, tail_html = render_stream(pending)
         self._shown = len(text)
-        new_children: list[w.Widget] = []
+        self._tail_html = tail_html
         if cut > 0:
             self._html.append(frozen_html)
-            # its content in the comm_open: no second message to fill it
-            block = w.Output(layout=self._layout, outputs=(_markdown(frozen_html),))
-            # Blocks go into pages of PAGE_SIZE, so no update resends a long children list.
-            if self._page is not None and len(self._page.children) < PAGE_SIZE:
-                self._page.children = (*self._page.children, block)
-            else:
-                self._page = w.VBox([block], layout=self._layout)
-                new_children.append(self._page)
+            self._open_html.append(frozen_html)
+            self._open_size += len(frozen_html)
             self._frozen += cut
-            pending = pending[cut:]
-        if self._tail is None and pending:
-            self._tail = w.Output(layout=self._layout, outputs=(_markdown(tail_html),))
-            new_children.append(self._tail)
-        if new_children:
-            kids = [c for c in self.box.children if c is not self._tail]
-            kids.extend(c for c in new_children if c is not self._tail)
-            if self._tail is not None:
-                kids.append(self._tail)
-            self.box.children = tuple(kids)
-        self._tail_html = tail_html
-        if self._tail is not None:  # unchanged: no message
-            self._tail.outputs = (_markdown(tail_html),) if pending else ()
+        if self._open is not None and self._open_size > max(CHUNK, len(frozen_html)):
+            # sealed: its frozen blocks stay as they are; the tail goes on in a new part
+            self._open.outputs = tuple(_markdown(h) for h in self._open_html)
+            self._open, self._open_html, self._open_size = None, [], 0
+        shown = tuple(_markdown(h) for h in (*self._open_html, tail_html) if h)
+        if self._open is not None:
+            self._open.outputs = shown  # unchanged: no message
+        elif shown:  # its content in the comm_open: no second message to fill it
+            self._open = w.Output(layout=self._layout, outputs=shown)
+            self._place(self._open)
+
+    def _place(self, part: w.Output) -> None:
+        """A new part goes into the last page, or a new one: pages of PAGE_SIZE, so that no
+        update resends a long children list."""
+        if self._page is not None and len(self._page.children) < PAGE_SIZE:
+            self._page.children = (*self._page.children, part)
+        else:
+            self._page = w.VBox([part], layout=self._layout)
+            self.box.children = (*self.box.children, self._page)
