@@ -421,6 +421,50 @@ def test_each_stream_update_parses_the_new_text_once(comms: Comms,
     assert s.html().count("<p>") == 40 and "<li>that goes on</li>" in s.html()
 
 
+def _shown_html(box: Any) -> str:
+    """What the page shows of a stream's box: every Output's outputs, in tree order."""
+    import ipywidgets as w
+
+    if isinstance(box, w.Output):
+        return "\n".join(o["data"]["text/markdown"] for o in box.outputs)
+    return "\n".join(h for h in (_shown_html(c) for c in box.children) if h)
+
+
+def test_a_stream_shows_its_text_once_at_every_update_with_one_message(comms: Comms) -> None:
+    """Parts (issue 35): at every update the page shows the text so far exactly once, in order
+    (frozen blocks, then the tail), and an update that seals no part is one widget message."""
+    import ipywidgets as w
+
+    from plan_widgets.render.markdown import render_stream
+    from plan_widgets.widgets import markdown as wmd
+
+    para = "A paragraph with **bold** and `code`, long enough to count.\n\n"
+    doc = para * 150 + "- a list\n- that goes on"
+
+    async def main() -> tuple[int, int, int]:
+        box = w.VBox()
+        s = wmd.StreamingMarkdown(box)
+        ones = seals = 0
+        for i in range(0, len(doc), 90):
+            s._chunks.append(doc[i:i + 90])
+            parts, sent = s._open, comms.sent
+            s.flush()
+            if s._open is parts:  # nothing sealed: this update was one message
+                assert comms.sent - sent == 1
+                ones += 1
+            else:
+                seals += 1
+            # the page: the blocks frozen so far, each once, then the tail
+            frozen = "\n".join(s._html)
+            _, _, tail = render_stream(s.text[s._frozen:])
+            assert _shown_html(box) == "\n".join(h for h in (frozen, tail) if h)
+        return ones, seals, len(box.children)
+
+    ones, seals, pages = run(main())
+    assert ones > 5 * seals > 0  # parts are sealed now and then, not at every block
+    assert pages == 1  # fewer than PAGE_SIZE parts: one page
+
+
 def test_stream_updates_stay_under_ten_a_second() -> None:
     from plan_widgets.widgets.markdown import FLUSH_INTERVAL
 
