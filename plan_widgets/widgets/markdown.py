@@ -90,11 +90,13 @@ class StreamingMarkdown:
     """Streams Markdown into a box: complete blocks are frozen once, only the tail re-renders.
 
     Updates are coalesced to at most one every ``FLUSH_INTERVAL`` seconds, so a 5,000-delta
-    answer costs a few dozen widget messages, and no update resends the whole text. Each
-    update renders only the text not frozen yet (:func:`render_stream`). A tail that cannot be
-    frozen yet (a long list or code block still arriving) is rendered again on each update, so
-    the updates are spaced out further when they cost more: at most a ``VIEW_SHARE`` of the
-    kernel's time.
+    answer costs a few dozen widget messages, and no update resends the whole text: the text
+    is shown in parts (Outputs) of about ``CHUNK`` characters of HTML, and an update replaces
+    only the open part, the last (one message). Each update renders only the text not frozen
+    yet (:func:`render_stream`); frozen blocks keep the HTML they were rendered to. A tail that
+    cannot be frozen yet (a long list or code block still arriving) is rendered again on each
+    update, so the updates are spaced out further when they cost more: at most a
+    ``VIEW_SHARE`` of the kernel's time.
     """
 
     def __init__(self, box: w.Box) -> None:
