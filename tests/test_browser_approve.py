@@ -15,6 +15,7 @@ One server per UI for the module (``served``); each test opens its own notebook.
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import shutil
 import time
@@ -40,6 +41,7 @@ from jupyter_ui import (
     require_browser,
     run_cell,
 )
+from test_notebooks_saved import untrue
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
@@ -240,7 +242,7 @@ def save(page: Any, notebook_file: Path) -> None:
 
 def saved_turn(notebook_file: Path, i: int) -> dict[str, Any]:
     """The saved bundle of cell ``i``'s turn (its last output)."""
-    cells = __import__("json").loads(notebook_file.read_text(encoding="utf-8"))["cells"]
+    cells = json.loads(notebook_file.read_text(encoding="utf-8"))["cells"]
     return dict(cells[i]["outputs"][-1]["data"])
 
 
@@ -288,6 +290,12 @@ def test_a_reload_while_the_card_waits_keeps_the_record(served: Served) -> None:
         view = saved_turn(served.root / "reload.ipynb", 1).get(
             "application/vnd.jupyter.widget-view+json", {})
         assert view.get("model_id"), f"the saved turn names no live model: {view}"
+        # the file keeps what the page loaded (docs/cli.md#reload): it says nothing that the
+        # decision made untrue (the saved-notebook check, issue 26; paths are this run's)
+        bad = untrue(json.loads((served.root / "reload.ipynb").read_text(encoding="utf-8")),
+                     ("a mode or model not reported", "a card waiting for you", "a traceback"),
+                     widget_views=True)
+        assert not bad, "\n".join(bad)
         # a later visitor (the kernel still runs) sees the finished turn
         nb = open_notebook(page, served.server, "reload.ipynb", len(cells))
         expect(nb.nth(1).locator(".pw-turn.pw-static", has_text="Done: the file is written.")

@@ -102,7 +102,7 @@ def option_texts(kernel: Kernel, boxes: list[str]) -> list[str]:
 
 def test_question_answered_by_clicks(kernel: Kernel, workdir: Path) -> None:
     out = kernel.execute("%%claude --scripted dec_question.yaml\nPlease ask me about the banner")
-    assert "Waiting for your decision (question)" in out["shown"]
+    assert "paused for your decision (question)" in out["shown"]
     kernel.wait_widget("CheckboxModel", count=3)  # one per option of the multi-select
     one, multi = option_boxes(kernel)
     wait_status(kernel, "question", "Waiting for you", "expires at")
@@ -190,7 +190,7 @@ def test_question_answered_in_code(kernel: Kernel, workdir: Path) -> None:
 # -- tool permissions (resting mode `default`) -----------------------------------------------
 def test_tool_allowed_by_click(kernel: Kernel, workdir: Path) -> None:
     out = kernel.execute("%%claude --scripted dec_tool.yaml\nPlease write two files")
-    assert "Waiting for your decision (tool)" in out["shown"]
+    assert "paused for your decision (tool)" in out["shown"]
     allow = kernel.wait_widget("ButtonModel", description="Allow")
     # the card shows the path and the content to be written; the CLI suggested a rule
     assert "first.txt" in kernel.html_text() + "\n".join(kernel.markdown_outputs())
@@ -280,7 +280,7 @@ def test_tool_decided_in_code(kernel: Kernel, workdir: Path) -> None:
 # -- every pending decision ends -------------------------------------------------------------
 def test_timeout_expires_and_never_approves(kernel: Kernel, workdir: Path) -> None:
     out = start_plan(kernel, "--approval-timeout 2")
-    assert "Waiting for your decision (plan)" in out["shown"]
+    assert "paused for your decision (plan)" in out["shown"]
     assert kernel.eval("round(plan_widgets.get().decisions[-1].expires_at - "
                        "plan_widgets.get().decisions[-1].asked_at)") == "2"
     wait_status(kernel, "plan", "Expired", "timed out")
@@ -296,7 +296,7 @@ def test_timeout_expires_and_never_approves(kernel: Kernel, workdir: Path) -> No
 def test_timeout_from_config_expires_a_question(kernel: Kernel, workdir: Path) -> None:
     kernel.execute("%config ClaudeMagics.approval_timeout = 2")
     out = kernel.execute("%%claude --scripted dec_question.yaml\nPlease ask me about the banner")
-    assert "Waiting for your decision (question)" in out["shown"]
+    assert "paused for your decision (question)" in out["shown"]
     assert kernel.eval("round(plan_widgets.get().decisions[-1].expires_at - "
                        "plan_widgets.get().decisions[-1].asked_at)") == "2"
     wait_status(kernel, "question", "Expired", "timed out")

@@ -211,7 +211,7 @@ def test_run_all_with_a_pending_decision_never_deadlocks(kernel: Kernel, workdir
     second = kernel.start("%%claude\nsecond prompt")
     third = kernel.start("print(1 + 1)")
     kernel.wait_until(lambda: idle(kernel, third), 120, "the cells after the pending one")
-    assert "Waiting for your decision (plan)" in kernel.outputs(first)["shown"]
+    assert "paused for your decision (plan)" in kernel.outputs(first)["shown"]
     said = kernel.outputs(second)["text"]
     assert "A decision is pending (plan)" in said and "runs after it" in said
     assert kernel.outputs(third)["text"].strip() == "2"

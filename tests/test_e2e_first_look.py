@@ -18,7 +18,7 @@ from test_e2e_static import Cell, frontend_outputs, run, settle, static_turn
 
 pytestmark = pytest.mark.e2e
 
-WAITING = "Waiting for your decision"
+WAITING = "paused for your decision"
 
 
 def _all_text(cell: Cell) -> str:

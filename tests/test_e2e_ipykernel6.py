@@ -45,7 +45,7 @@ def kernel6(workdir: Path, ipykernel6: Path) -> Iterator[Kernel]:
 def test_plan_card_click_works_on_ipykernel_6(kernel6: Kernel, workdir: Path) -> None:
     out = kernel6.execute("%%claude --scripted plan_approve.yaml --mode acceptEdits --plan\n"
                           "Add a greeting script", timeout=120)
-    assert "Waiting for your decision (plan)" in out["shown"]
+    assert "paused for your decision (plan)" in out["shown"]
     kernel6.click(kernel6.wait_widget("ButtonModel", description="Approve"))
     out = kernel6.execute("s = plan_widgets.get()\nprint(await s.wait(timeout=60), s.mode)")
     assert out["text"].split() == ["idle", "acceptEdits"]

@@ -117,7 +117,7 @@ def test_plan_mode_allows_reading_and_refuses_running_code(kernel: Kernel,
 def test_deny_leaves_the_namespace_and_allow_changes_it(kernel: Kernel, workdir: Path) -> None:
     kernel.execute("counter = 1")
     out = kernel.execute(f"%%claude --scripted {SCRIPT}\nbump the counter", timeout=120)
-    assert "Waiting for your decision (tool)" in out["shown"]
+    assert "paused for your decision (tool)" in out["shown"]
     # the card shows the code, highlighted and escaped
     card = "\n".join(kernel.markdown_outputs()) + kernel.html_text()
     assert "counter" in card and "<span style=" in card

@@ -244,7 +244,7 @@ def test_a_notebook_function_is_a_tool(k: Kernel, project: Path) -> None:
     k.execute("@plan_widgets.tool(changes=True)\ndef save_note(text: str) -> str:\n"
               "    '''Save a note.'''\n    notes.append(text.upper())\n    return 'saved it'")
     out = k.execute("%%claude\nsave a note", timeout=120)
-    assert "Waiting for your decision (tool)" in out["shown"]
+    assert "paused for your decision (tool)" in out["shown"]
     assert "Run the notebook function save_note?" in "\n".join(k.markdown_outputs()) + \
         k.html_text()
     k.click(k.wait_widget("ButtonModel", description="Allow"))

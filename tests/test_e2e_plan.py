@@ -50,7 +50,7 @@ def test_approve_returns_to_the_resting_mode_and_the_work_runs(
         k.execute("%load_ext plan_widgets\nimport plan_widgets")
         out = k.execute(f"%%claude --scripted plan_approve.yaml --mode {resting} --plan\n"
                         "Add a greeting script")
-        assert "Waiting for your decision (plan)" in out["shown"]
+        assert "paused for your decision (plan)" in out["shown"]
         assert mode_marker(k) == "mode Plan" and toggle_value(k) is True
         assert k.eval("plan_widgets.get().pending.kind") == "'plan'"
         # the plan is on the card as rendered Markdown, with its file

@@ -31,7 +31,7 @@ def test_comments_from_the_card_and_python_reach_the_model_and_the_changes_view(
     try:
         k.execute("%load_ext plan_widgets\nimport plan_widgets")
         out = k.execute("%%claude --scripted plan_comments.yaml --plan\nPlan a greeting")
-        assert "Waiting for your decision (plan)" in out["shown"]
+        assert "paused for your decision (plan)" in out["shown"]
         k.execute("d = plan_widgets.get().pending")
         # from Python: a line by its text
         assert k.eval("d.comment('prints hello', 'print the user name instead').line") == "5"

@@ -46,7 +46,7 @@ def test_approve_start_fresh_runs_the_plan_in_a_new_conversation(workdir: Path) 
         k.execute("%load_ext plan_widgets\nimport plan_widgets")
         out = k.execute("%%claude --scripted plan_fresh.yaml --plan --mode acceptEdits\n"
                         "Plan a greeting")
-        assert "Waiting for your decision (plan)" in out["shown"], out
+        assert "paused for your decision (plan)" in out["shown"], out
         # while the plan waits, the bar already shows how full the planning context is
         assert k.wait_until(lambda: re.search(r"<b>ctx \d+%</b>", k.html_text()), 20)
         k.execute("s = plan_widgets.get()\nbefore = await s.context_usage()")

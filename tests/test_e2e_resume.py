@@ -73,11 +73,11 @@ def run_until_pending_plan(workdir: Path) -> dict[str, Any]:
             f"Add a greeting script. The codeword is {CODEWORD}. "
             f"Use ANTHROPIC_API_KEY={FAKE_KEY} and the token {FAKE_TOKEN}."
         )
-        assert "Waiting for your decision (plan)" in out["shown"]
+        assert "paused for your decision (plan)" in out["shown"]
         k.click(k.wait_widget("ButtonModel", description="Approve"))
         assert wait_settled(k) == "idle"
         out = k.execute("%%claude --plan\nNow plan a farewell script")
-        assert "Waiting for your decision (plan)" in out["shown"]
+        assert "paused for your decision (plan)" in out["shown"]
         facts = json.loads(k.eval(
             "__import__('json').dumps({'sid': plan_widgets.get().session_id, "
             "'cost': plan_widgets.get().state.cost_usd, 'model': plan_widgets.get().model, "
@@ -265,7 +265,7 @@ def test_resume_in_bypass_permissions_goes_back_to_plan_mode_and_can_leave_it(
     try:
         out = k.execute("%%claude --scripted resume_plan.yaml --mode bypassPermissions --plan\n"
                         "Add a greeting script")
-        assert "Waiting for your decision (plan)" in out["shown"]
+        assert "paused for your decision (plan)" in out["shown"]
         sid = k.eval("plan_widgets.get().session_id").strip("'")
     finally:
         k.shutdown()

@@ -82,18 +82,20 @@ def test_the_waiting_line_names_the_waiting_card_and_goes_when_it_is_decided(
         view.decision(q)
         view.cell_returned()  # the cell returns: the question waits
         handle.update(view.mimebundle())
-        line = "Waiting for your decision (question) on the card above"
+        line = "the turn paused for your decision (question) on the card above."
         assert line in _plain(handle.last)
         # the fallback (what a notebook saved now keeps) says what stays true (issue 36)
         for out in (_plain(handle.last), _words(handle.last["text/markdown"])):
-            assert "not decided as of" in out and "after it (as of " in out, out
-            assert "Waiting for you (" not in out and "expires at" not in out, out
+            assert "not decided as of" in out, out
+            assert re.search(r"At \d\d:\d\d:\d\d the turn paused", out), out
+            # no line says it still waits (the saved-notebook check's pattern; issue 36)
+            assert not re.search(r"(?i)waiting for you|expires at", out), out
         assert line in _words(handle.last["text/markdown"])
         q.answer({"Which color?": "Blue"}, by="user")
         t = ToolDecision("Bash", {"command": "rm -rf old"}, [])
         view.decision(t)  # the next card: the line names it, not the answered question
         handle.update(view.mimebundle())
-        assert "Waiting for your decision (tool)" in _plain(handle.last)
+        assert "paused for your decision (tool)" in _plain(handle.last)
         assert "(question)" not in _plain(handle.last)
         t.deny("no", by="user")
         view.finished("0.1 s", True)
@@ -104,7 +106,7 @@ def test_the_waiting_line_names_the_waiting_card_and_goes_when_it_is_decided(
     view, handle = asyncio.run(main())
     assert view.static
     for out in (_plain(handle.last), handle.last["text/markdown"]):
-        assert "Waiting for your decision" not in out and "expires in" not in out
+        assert "paused for your decision" not in out and "expires in" not in out
     assert "Denied" in handle.last["text/markdown"]
 
 
@@ -128,7 +130,7 @@ def test_an_expired_plan_leaves_no_waiting_line(comms: Comms, displays: list[Han
         return handle
 
     handle = asyncio.run(main())
-    assert "Waiting for your decision" not in _plain(handle.last)
+    assert "paused for your decision" not in _plain(handle.last)
     assert "Expired" in _plain(handle.last) or "expired" in _plain(handle.last)
 
 

@@ -49,10 +49,11 @@ def when(ts: float) -> str:
     return time.strftime("%H:%M:%S", time.localtime(ts))
 
 
-def as_of(line: str) -> str:
-    """``line`` (a sentence true now; "" stays "") dated now, for a copy that may be read
-    later: "…; the turn goes on after it (as of 12:03:04)." (issue 36)."""
-    return f"{line.rstrip('.')} (as of {when(time.time())})." if line else ""
+def paused_at(kind: str) -> str:
+    """The waiting line of a copy that may be read later (a saved notebook, a page that loaded
+    the display): a past-tense sentence, dated, that stays true whatever was decided after it
+    ("At 12:03:04 the turn paused for your decision (plan) on the card above."; issue 36)."""
+    return f"At {when(time.time())} the turn paused for your decision ({kind}) on the card above."
 
 
 def title_html(text: str) -> str:

@@ -19,7 +19,7 @@ from ..agent.checklist import FOLDED_TOOLS
 from ..agent.decisions import Decision
 from ..render.agents import AGENT_TOOLS, error_state, result_text
 from ..render.code import highlight_python
-from ..render.decision import as_of
+from ..render.decision import paused_at
 from ..render.markdown import WRAP_STYLE, escape, html_block, render_html, summarize
 from . import shared as sh
 from .control import ControlBar
@@ -305,14 +305,20 @@ class WidgetTurnView(w.VBox):
 
     def waiting_line(self) -> str:
         """The waiting line (plain text), or "" when none of this turn's decisions waits."""
-        if not self._returned:
-            return ""
+        kind = self._waiting_kind()
+        return (f"Waiting for your decision ({kind}) on the card above; the turn goes on after "
+                "it.") if kind else ""
+
+    def _waiting_kind(self) -> str:
+        """The newest waiting decision's kind, once the cell returned; else ""."""
         waiting = [d for d in self._decisions.values()
                    if not d.done and not getattr(d, "superseded", False)]
-        if not waiting:
-            return ""
-        return (f"Waiting for your decision ({waiting[-1].kind}) on the card above; the turn "
-                "goes on after it.")
+        return waiting[-1].kind if self._returned and waiting else ""
+
+    def paused_line(self) -> str:
+        """The waiting line as a saved copy says it (:func:`paused_at`), or ""."""
+        kind = self._waiting_kind()
+        return paused_at(kind) if kind else ""
 
     def _say_waiting(self) -> None:
         line = self.waiting_line()
@@ -368,7 +374,7 @@ class WidgetTurnView(w.VBox):
             parts.append(self._stream.html())
         if self.live.text:
             parts.append(live_html(self.live.text))
-        if line := as_of(self.waiting_line()):  # (a saved copy says when it was true)
+        if line := self.paused_line():  # (a saved copy says when it was true)
             parts.append(html_block(f"<small>{escape(line)}</small>", "pw-html"))
         parts.append("</div>")
         return "\n".join(parts)
@@ -380,7 +386,7 @@ class WidgetTurnView(w.VBox):
             parts.append(self._stream.text)
         if self.live.text:
             parts.append(f"⟳ {self.live.text}")
-        if line := as_of(self.waiting_line()):
+        if line := self.paused_line():
             parts.append(line)
         text = "\n\n".join(parts)
         if len(text) > PLAIN_LIMIT:  # the Markdown fallback has it all; no second full copy
