@@ -19,9 +19,13 @@ import pytest
 from plan_widgets.agent import scratch
 from plan_widgets.agent.scratch import OWNER, PREFIX, ScratchDir, sweep
 
-# a process that makes its scratch folder, says where, and waits to be killed
+# a process that makes its scratch folder, says where, and waits to be killed; it sweeps
+# nothing itself (a maker's own sweep, slow to start on a busy machine, removed the other
+# maker's folder right after the test killed it: a CI run failed so)
 MAKER = ("import sys, time\n"
+         "from plan_widgets.agent import scratch\n"
          "from plan_widgets.agent.scratch import ScratchDir\n"
+         "scratch._swept.set()\n"
          "d = ScratchDir()\n"
          "(d.path / 'tasks').mkdir()\n"
          "(d.path / 'tasks' / 'x.json').write_text('{}')\n"

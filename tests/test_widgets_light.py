@@ -439,9 +439,9 @@ def test_a_stream_shows_its_text_once_at_every_update_with_one_message(comms: Co
     from plan_widgets.widgets import markdown as wmd
 
     para = "A paragraph with **bold** and `code`, long enough to count.\n\n"
-    doc = para * 150 + "- a list\n- that goes on"
+    doc = para * 1500 + "- a list\n- that goes on"  # more parts than a page holds
 
-    async def main() -> tuple[int, int, int]:
+    async def main() -> tuple[int, int, list[Any]]:
         box = w.VBox()
         s = wmd.StreamingMarkdown(box)
         ones = seals = 0
@@ -458,11 +458,15 @@ def test_a_stream_shows_its_text_once_at_every_update_with_one_message(comms: Co
             frozen = "\n".join(s._html)
             _, _, tail = render_stream(s.text[s._frozen:])
             assert _shown_html(box) == "\n".join(h for h in (frozen, tail) if h)
-        return ones, seals, len(box.children)
+        return ones, seals, list(box.children)
 
-    ones, seals, pages = run(main())
+    ones, seals, kids = run(main())
     assert ones > 5 * seals > 0  # parts are sealed now and then, not at every block
-    assert pages == 1  # fewer than PAGE_SIZE parts: one page
+    # the box is the first page (PAGE_SIZE parts), then pages of parts
+    first, pages = kids[:wmd.PAGE_SIZE], kids[wmd.PAGE_SIZE:]
+    assert all(isinstance(c, w.Output) for c in first) and len(first) == wmd.PAGE_SIZE
+    assert pages and all(isinstance(p, w.VBox) and 0 < len(p.children) <= wmd.PAGE_SIZE
+                         for p in pages)
 
 
 def test_stream_updates_stay_under_ten_a_second() -> None:

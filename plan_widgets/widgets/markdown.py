@@ -194,9 +194,12 @@ class StreamingMarkdown:
 
     def _place(self, part: w.Output) -> None:
         """A new part goes into the last page, or a new one: pages of PAGE_SIZE, so that no
-        update resends a long children list."""
-        if self._page is not None and len(self._page.children) < PAGE_SIZE:
-            self._page.children = (*self._page.children, part)
+        update resends a long children list. The box itself is the first page (a short answer
+        costs two models: its box and one part)."""
+        page = self.box if self._page is None else self._page
+        if len(page.children) < PAGE_SIZE:
+            page.children = (*page.children, part)
+            self._page = page
         else:
             self._page = w.VBox([part], layout=self._layout)
             self.box.children = (*self.box.children, self._page)
