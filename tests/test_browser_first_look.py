@@ -124,10 +124,10 @@ def test_a_plan_turn_a_new_user_sees(tmp_path: Path, ui: str) -> None:
             shot(tasks, "checklist")
             bar = cell.locator(".pw-control-bar").first
             expect(bar).to_contain_text("mode Accept edits")
-            # its display was updated as the markers changed (the line a saved notebook
-            # keeps): still one bar, live
+            # still one bar, live; the turn's record says what it ran under
             expect(cell.locator(".pw-control-bar")).to_have_count(1)
             expect(cell.locator(".pw-control-line")).to_have_count(0)
+            expect(turn.locator(".pw-footer")).to_contain_text("mode Accept edits")
 
             # Rewind files: a compact card in the bar; names whole, buttons inside it
             bar.locator("button", has_text=re.compile(r"Rewind files \(turn 1\)")).click()
@@ -192,8 +192,9 @@ def test_the_demo_notebook_as_saved(tmp_path: Path, ui: str) -> None:
             page.set_viewport_size({"width": WIDTH, "height": HEIGHT})
             turn = page.locator(".pw-turn.pw-static").first
             expect(turn.locator(".pw-card-plan")).to_contain_text("Approved")
-            expect(page.locator(".pw-control-line").first).to_contain_text(
-                re.compile(r"session default · mode Accept edits · model \S+"))
+            expect(page.locator(".pw-control-line").first).to_have_text("session default")
+            expect(turn.locator(".pw-footer").last).to_contain_text(
+                re.compile(r"· mode Accept edits · model \S+"))
             text = page.locator(".jp-Notebook").inner_text()
             for stale in ("Waiting for you", "Error displaying widget", "model not found",
                           "mode ?", "/root/", "/tmp/"):

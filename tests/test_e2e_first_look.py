@@ -56,11 +56,12 @@ def test_a_plan_turn_saved_tells_the_truth_and_the_bar_keeps_only_what_holds(
     first = run(kernel, cells, "%%claude --scripted plan_approve.yaml --plan --mode acceptEdits"
                                "\nAdd a greeting script")
     # The cell returned with the plan waiting: a notebook saved now says so, under the card,
-    # and its control line names what the CLI reported (not "mode ? model ?").
+    # and its control line says only what stays true while the bar is live (never "mode ?
+    # model ?"; the bar's display is not updated while its cell is the newest: issue 36).
     model = kernel.eval("plan_widgets.get().model").strip("'")
     bar = first.displays()[0]["data"]
-    assert bar["text/plain"] == f"session default · mode Plan · model {model}", bar
-    assert _words(bar["text/markdown"]) == f"session default · mode Plan · model {model}"
+    assert bar["text/plain"] == "session default", bar
+    assert _words(bar["text/markdown"]) == "session default"
     turn = first.displays()[-1]["data"]
     assert f"{WAITING} (plan) on the card above" in turn["text/plain"]
     assert f"{WAITING} (plan) on the card above" in _words(turn["text/markdown"])
@@ -76,8 +77,8 @@ def test_a_plan_turn_saved_tells_the_truth_and_the_bar_keeps_only_what_holds(
     assert WAITING not in saved and "mode ?" not in saved and "model ?" not in saved, saved
     assert "Approved" in static_turn(first) and "Done: `hello.py`" in _words(
         static_turn(first)) or "Done:" in static_turn(first)
-    bar = first.displays()[0]["data"]
-    assert bar["text/plain"] == f"session default · mode Accept edits · model {model}"
+    # the turn's record says the mode and model it ended under
+    assert f"· mode Accept edits · model {model}" in _words(static_turn(first))
 
     # The turn changed a file: the bar offers Rewind files (turn 1), and the context meter.
     rewind = kernel.wait_widget("ButtonModel", description="Rewind files (turn 1)")

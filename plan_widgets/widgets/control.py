@@ -2,6 +2,15 @@
 
 A session has one bar. It is live in the newest cell that shows it; when a later cell shows
 it, the earlier cell keeps a static line with the mode and model its turn ran under.
+
+A cell's bar display is updated in place ONCE, when a later cell takes the bar, and never
+while it is the newest (issue 36, measured with jupyter-collaboration 5.0.4, docs/cli.md
+#collaboration): JupyterLab applies an update of a cell's output that is not the cell's
+last by removing it and appending the new one at the end, in every other page of a shared
+notebook. The bar is output 0 and the turn output 1, so an update of the bar while the turn
+still changes gave a second person ``[turn, turn]``: the card twice, no bar. So the live
+bar's fallback says only the session's name (never stale), and what a turn ran under is
+said at its end in the turn's own record (its footer, :meth:`ran_words`).
 """
 
 from __future__ import annotations
@@ -107,7 +116,6 @@ class ControlBar(w.HBox):
         self._last: tuple[Any, ...] = ()
         self._handle: Any = None  # the display in the newest cell that shows the bar
         self._ran_under: tuple[str | None, str | None] | None = None
-        self._said: tuple[str | None, str | None] = (None, None)  # what its fallback says
         self.closed = False
         on_change(self.toggle, self._on_toggle, "value")
         on_click(self.interrupt_button, self._on_interrupt)
@@ -126,18 +134,23 @@ class ControlBar(w.HBox):
             self._static(self._handle, self._ran_under)
         ControlBar._current[self.session.name] = self
         self._ran_under = None
-        self._said = (self.session.state.mode, self.session.state.model)
         self._handle = display(self.mimebundle(), raw=True, display_id=True)
         return self._handle
 
     def ran_under(self, handle: Any) -> None:
-        """A turn shown below ``handle`` ended: remember the mode and model it ran under."""
-        st = self.session.state
-        now = (st.mode, st.model)
+        """A turn shown below ``handle`` ended: remember the mode and model it ran under, for
+        the static line its cell keeps. (A cell whose bar is static already is not updated
+        again: a second in-place update of a cell's first output removes its turn in a
+        collaborator's page; the turn's own footer says what it ran under.)"""
         if handle is self._handle:
-            self._ran_under = now
-        else:  # that cell's bar is static already: say what its turn ended under
-            self._static(handle, now)
+            st = self.session.state
+            self._ran_under = (st.mode, st.model)
+
+    def ran_words(self) -> str:
+        """"mode Plan · model …" as the CLI reported them now ("" for what it has not)."""
+        st = self.session.state
+        return " · ".join(([f"mode {mode_title(st.mode)}"] if st.mode else [])
+                          + ([f"model {st.model}"] if st.model else []))
 
     def retire(self) -> None:
         """The session is gone from view: its last cell keeps the static line, and the bar's
@@ -180,9 +193,12 @@ class ControlBar(w.HBox):
                                 "text/plain": self.plain_line(ran_under)}, "control bar")
 
     def mimebundle(self) -> dict[str, Any]:
-        """The live bar, with the static line for frontends without widgets."""
-        return widget_bundle(self, text_markdown=self.static_line(),
-                             text_plain=self.plain_line())
+        """The live bar, with a line for frontends without widgets that stays true while the
+        bar is live: the session's name (the module's doc says why it is not updated)."""
+        line = html_block(f'<small class="pw-control-line">session '
+                          f"{escape(self.session.name)}</small>", "pw-html")
+        return widget_bundle(self, text_markdown=line,
+                             text_plain=f"session {self.session.name}")
 
     # -- user actions ----------------------------------------------------------------------
     def _on_toggle(self, change: dict[str, Any]) -> None:
@@ -250,14 +266,4 @@ class ControlBar(w.HBox):
             self._syncing = False
         self.interrupt_button.disabled = status not in ("working", "waiting")
         self.toggle.disabled = status in ("dead", "closed")
-        self._said_again(st)
 
-    def _said_again(self, st: Any) -> None:
-        """Keep the newest cell's static line (the fallback a saved notebook shows without
-        widget state) saying what the markers say: it was written when the cell showed the
-        bar, before the CLI had reported any mode or model (issue 26)."""
-        said = (st.mode, st.model)
-        if self._handle is None or st.mode is None or said == self._said:
-            return
-        self._said = said
-        update_display(self._handle, self.mimebundle(), "control bar")

@@ -291,7 +291,13 @@ class WidgetTurnView(w.VBox):
         html = html_block(f'<small style="color:#6b7280">{mark} {escape(summary)}</small>',
                           "pw-html pw-footer")
         footer = None if self.static else _html_widget(html)
-        self._part(f"*{mark} {summary}*", html, footer)
+        # the record says what the turn ran under (the live view has the bar right above;
+        # the bar's own line is not updated while its cell is the newest: control.py's doc)
+        ran = self.control.ran_words()
+        said = f"{summary} · {ran}" if ran else summary
+        self._part(f"*{mark} {said}*", html_block(
+            f'<small style="color:#6b7280">{mark} {escape(said)}</small>', "pw-html pw-footer"),
+            footer)
         self.footer = footer
         if self._bar is not None:
             self.control.ran_under(self._bar)
