@@ -67,6 +67,15 @@ def main(ui: str, when: str) -> None:
              ("code", f"%%claude --scripted {SCRIPT.name} --plan --cwd $work\nPlan a greeting"),
              ("code", "%%claude --plan\nPlan a second greeting")]
     (root / "m.ipynb").write_text(json.dumps(code_notebook(cells)))
+    if when == "signed":  # the notebook trusted on this server (`jupyter trust`)
+        import os
+        import subprocess
+        env = dict(os.environ)
+        for k in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "HOME"):
+            (tmp / k.lower()).mkdir(exist_ok=True)
+            env[k] = str(tmp / k.lower())
+        subprocess.run([str(Path(sys.executable).parent / "jupyter"), "trust",
+                        str(root / "m.ipynb")], env=env, check=True)
     with jupyter_server(tmp, root, ui) as server, sync_playwright() as pw:
         expect.set_options(timeout=60_000)
         pages = {}

@@ -108,10 +108,28 @@ def _settings(config_dir: Path) -> None:
         (user / ext / f"{name}.jupyterlab-settings").write_text(json.dumps(value))
 
 
+COLLAB_VENV = REPO / ".venv-collab"
+"""A second venv, the project with jupyter-collaboration (scripts/test makes it): real-time
+collaboration changes how every JupyterLab page holds a notebook, so it never goes into the
+project's own venv, whose JupyterLab is the one without it."""
+
+
+def require_collab() -> Path:
+    """The collaboration venv's ``jupyter`` (missing: a failure that says how to make it)."""
+    jupyter = COLLAB_VENV / "bin" / "jupyter"
+    if not jupyter.exists():
+        pytest.fail(f"{COLLAB_VENV} is missing: scripts/test makes it (python -m venv "
+                    f"{COLLAB_VENV.name} && {COLLAB_VENV.name}/bin/pip install -e "
+                    "'.[browser,collab]')", pytrace=False)
+    return jupyter
+
+
 @contextlib.contextmanager
-def jupyter_server(tmp: Path, root: Path, ui: str) -> Iterator[Server]:
+def jupyter_server(tmp: Path, root: Path, ui: str,
+                   jupyter: Path | None = None) -> Iterator[Server]:
     """Run ``jupyter lab`` or ``jupyter notebook`` on 127.0.0.1 with a token, serving
-    ``root``; yields the Server. Stops it and everything it started."""
+    ``root``; yields the Server. Stops it and everything it started. ``jupyter``: another
+    venv's (:data:`COLLAB_VENV`); its kernel is that venv's Python."""
     assert ui in UIS, ui
     dirs = {k: tmp / k.lower() for k in (
         "HOME", "TMPDIR", "JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR",
@@ -126,7 +144,7 @@ def jupyter_server(tmp: Path, root: Path, ui: str) -> Iterator[Server]:
     env["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"
     token = secrets.token_hex(16)
     port = _free_port()
-    jupyter = Path(sys.executable).parent / "jupyter"
+    jupyter = jupyter or Path(sys.executable).parent / "jupyter"
     log_path = tmp / f"jupyter-{ui}.log"
     log = log_path.open("wb")
     proc = subprocess.Popen(

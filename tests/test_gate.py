@@ -176,3 +176,25 @@ def test_always_allow_is_shown_only_with_suggestions() -> None:
     assert rich.always_button in rich.children
     assert bare.decision.allow(always=True)
     assert bare.decision.outcome is not None and bare.decision.outcome.status == "allowed"
+
+
+def test_a_new_plan_supersedes_plans_not_approved_only() -> None:
+    """A plan sent back (Keep planning) or left open is superseded by the next one; an
+    approved plan was carried out, and its finished turn is not re-rendered as "superseded
+    by a revised plan" when a later cell plans something new (issue 36: that late update
+    moved the turn in a collaborator's page)."""
+    asyncio.run(_plans_superseded())
+
+
+async def _plans_superseded() -> None:
+    plans = DecisionList()
+    approved, sent_back, left_open = (PlanDecision(f"# Plan {i}", None, "default")
+                                      for i in range(3))
+    plans.add(approved)
+    assert approved.approve(by="user")
+    plans.add(sent_back)
+    sent_back.reject("smaller steps", by="user")
+    plans.add(left_open)
+    plans.add(PlanDecision("# Plan 3", None, "default"))
+    assert not approved.superseded
+    assert sent_back.superseded and left_open.superseded

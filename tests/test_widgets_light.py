@@ -664,3 +664,48 @@ def test_a_turn_a_page_loaded_keeps_its_record_in_its_root(
     assert "Allowed" in out["data"]["text/markdown"]
     assert sorted(live(comms)) == sorted(["Button", "ControlBar", "HTML", "HTML", "HTML",
                                           "Output", "ToggleButton", "WidgetTurnView"])
+
+
+def test_a_turn_decided_from_another_page_keeps_its_record_in_its_root(
+        comms: Comms, displays: list[Handle], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 36 with real-time collaboration: a collaborator's page open before the cell ran
+    (its widget manager connected before, so it is not counted) shows the turn from the
+    shared document, where no display update reaches once the page that ran the cell is
+    gone. Its click on the card tells the kernel that another page shows this display: the
+    root stays, holding the static record. A click from the page that ran the cell does
+    not (the turn closes as before)."""
+    import ipywidgets as w
+
+    from plan_widgets.widgets import ControlBar, WidgetTurnView, shared
+
+    def allow_button(root: w.Widget) -> w.Button:
+        todo, found = [root], []
+        while todo:
+            x = todo.pop()
+            todo.extend(getattr(x, "children", ()))
+            if isinstance(x, w.Button) and x.description == "Allow":
+                found.append(x)
+        (b,) = found
+        return b
+
+    async def main(clicker: str) -> Any:
+        monkeypatch.setattr(shared, "_client", lambda: "page-A")
+        s = _session()
+        view = WidgetTurnView(s, "do it", ControlBar(s))
+        view.show()
+        d = ToolDecision("Write", {"file_path": "/x", "content": "y"}, [])
+        view.decision(d)
+        monkeypatch.setattr(shared, "_client", lambda: clicker)
+        allow_button(view).click()
+        await asyncio.sleep(0)
+        assert d.outcome is not None and d.outcome.granted
+        view.finished("0.1 s", True)
+        view.turn_done()
+        await asyncio.sleep(0)
+        return view
+
+    assert run(main("page-A")).comm is None, "a click from the running page kept the root"
+    view = run(main("page-B"))
+    assert view.static and view.comm is not None, "the collaborator's page would go blank"
+    (record,) = view.children
+    assert "Allowed" in record.outputs[0]["data"]["text/markdown"]

@@ -379,11 +379,15 @@ class DecisionList:
         self.all: list[Decision] = []
 
     def add(self, decision: Decision) -> None:
-        """Record a new decision; a new plan supersedes the earlier ones."""
+        """Record a new decision; a new plan supersedes the earlier ones not approved (an
+        approved plan was carried out: a later plan is a new one, not its revision, and its
+        finished turn is not re-rendered, which in a collaborator's page would move it:
+        docs/cli.md#collaboration)."""
         if isinstance(decision, PlanDecision):
             plans = [d for d in self.all if isinstance(d, PlanDecision)]
             for old in plans:
-                old.supersede()
+                if old.outcome is None or not old.outcome.granted:
+                    old.supersede()
             last = plans[-1] if plans else None
             if last is not None and last.outcome is not None and last.outcome.status == "rejected":
                 decision.previous = last  # a revision after Keep planning: show what changed

@@ -52,8 +52,13 @@ def when(ts: float) -> str:
 def paused_at(kind: str) -> str:
     """The waiting line of a copy that may be read later (a saved notebook, a page that loaded
     the display): a past-tense sentence, dated, that stays true whatever was decided after it
-    ("At 12:03:04 the turn paused for your decision (plan) on the card above."; issue 36)."""
-    return f"At {when(time.time())} the turn paused for your decision ({kind}) on the card above."
+    ("At 12:03:04 the turn paused for your decision (plan) on the card above."; issue 36).
+    A page that shows this line while the card is live elsewhere (a collaborator's page of a
+    notebook this server has not signed: JupyterLab renders widgets only in trusted outputs,
+    jupyterlab#11435) gets the live card by a reload (docs/cli.md#collaboration), so the
+    line says so, with the condition that keeps it true."""
+    return (f"At {when(time.time())} the turn paused for your decision ({kind}) on the card "
+            "above. No buttons on it while its kernel runs? Reload the page to decide here.")
 
 
 def title_html(text: str) -> str:

@@ -62,6 +62,8 @@ def shown_here(bundle: dict[str, Any]) -> Any:
     if handle is not None:
         handle._pw_context = contextvars.copy_context()
         handle._pw_pages = _PAGES[0]
+        handle._pw_client = _client()
+        handle._pw_heard = _HEARD[0]
     return handle
 
 
@@ -89,14 +91,48 @@ def _count_pages() -> None:
     manager.register_target(_CONTROL, opened)
 
 
+_HEARD = [0]  # widget messages heard from a page other than the one that ran the cell
+_CLIENTS: dict[str, int] = {}  # a page's client session -> the number of its last message
+
+
+def _client() -> str | None:
+    """The client session (one per page's kernel connection) of the request being handled:
+    a cell's ``execute_request``, or a widget message (a click) from some page."""
+    try:
+        from IPython import get_ipython
+
+        parent = get_ipython().kernel.get_parent("shell")
+        return str(parent["header"]["session"]) or None
+    except Exception:  # no kernel (widgets built by hand, in tests), or no request
+        return None
+
+
+def _heard_from_page() -> None:
+    """Note which page a widget message (a click, a change) came from: a page that shows a
+    cell's display without having run the cell (issue 36; :func:`loaded_elsewhere`)."""
+    client = _client()
+    if client is not None:
+        _HEARD[0] += 1
+        _CLIENTS[client] = _HEARD[0]
+
+
 def loaded_elsewhere(handle: Any) -> bool:
-    """Whether a page may show ``handle``'s display from the notebook file rather than from
-    the kernel's messages: a widget manager connected after it was shown. Measured (docs/
-    cli.md#reload): JupyterLab 4 and Notebook 7 route ``update_display_data`` only to the
-    outputs a page RECEIVED with that display id; a loaded copy keeps its widget view,
-    which goes blank when its model closes."""
+    """Whether a page may show ``handle``'s display from a copy rather than from the kernel's
+    messages: a widget manager connected after it was shown, or a page other than the one
+    that ran the cell has sent a widget message (a click) since. Measured (docs/
+    cli.md#reload, #collaboration): JupyterLab 4 and Notebook 7 route
+    ``update_display_data`` only to the outputs a page RECEIVED with that display id; a
+    loaded copy (a reload, a second tab, a collaborator's page, which gets outputs through
+    the shared document) keeps its widget view, which goes blank when its model closes. A
+    collaborator's page that was open before the cell ran is not counted by its connection
+    (it connected before), but by its clicks: if it decided, it shows the display."""
     shown = getattr(handle, "_pw_pages", None)
-    return shown is not None and _PAGES[0] > shown
+    if shown is None:
+        return False
+    if _PAGES[0] > shown:
+        return True
+    own, since = getattr(handle, "_pw_client", None), getattr(handle, "_pw_heard", 0)
+    return any(n > since and client != own for client, n in _CLIENTS.items())
 
 
 def close_or_keep(box: w.Box, handle: Any, bundle: dict[str, Any]) -> None:
@@ -159,6 +195,7 @@ def handed(fn: Callable[..., Any]) -> Callable[..., None]:
         home = owner = None
 
     def callback(*args: Any) -> None:
+        _heard_from_page()
         if home is None or threading.get_ident() == owner:
             fn(*args)
         elif home.is_closed():
