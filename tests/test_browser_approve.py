@@ -337,3 +337,56 @@ def test_start_fresh_after_a_reload_shows_the_new_card(served: Served) -> None:
         expect(nb.nth(2).locator(".jp-OutputArea-output")).to_contain_text("closed")
         assert_no_errors(page)
         assert not gone(errors)
+
+
+def test_the_running_page_closes_and_a_second_tab_decides(served: Served) -> None:
+    """Issue 36: the page that ran the cell closes (a closed tab, a crashed one) while the
+    plan card waits; a second tab, opened from the saved notebook, decides by mouse. The
+    second tab shows the finished turn and the bar, the file it saves says nothing false,
+    and the notebook opened again while the kernel runs shows the finished turn."""
+    from playwright.sync_api import expect
+
+    cells = [work("closed"),
+             ("code", "%%claude --scripted browser_approve.yaml --plan --cwd $work\n"
+                      "Plan a greeting"),
+             CLOSING]
+    path = served.root / "closed.ipynb"
+    with notebook(served, "closed", cells) as (page, nb, errors):
+        run_cell(page, nb, 0)
+        run_cell(page, nb, 1)
+        expect(button(nb.nth(1).locator(".pw-card-plan").first, "Approve")).to_be_visible()
+        save(page, path)
+        second = served.context.new_page()
+        try:
+            nb = open_notebook(second, served.server, "closed.ipynb", len(cells))
+            cell = nb.nth(1)
+            plan = cell.locator(".pw-card-plan").first
+            expect(button(plan, "Approve")).to_be_visible()
+            page.close()  # the page that ran the cell goes while the card waits
+            second.wait_for_timeout(READING)
+            button(plan, "Approve").click()
+            card = cell.locator(".pw-card-tool", has_text="Write")
+            expect(button(card, "Allow")).to_be_visible(timeout=CELL_TIMEOUT * 1000)
+            button(card, "Allow").click()
+            assert written(served.root / "closed" / "hello.py"), "the approved Write did not run"
+            done = cell.locator(".pw-turn.pw-static", has_text="Done: the file is written.")
+            expect(done).to_be_visible(timeout=CELL_TIMEOUT * 1000)
+            expect(cell.locator(".pw-turn.pw-static")).to_contain_text("Approved")
+            expect(cell.locator(".pw-control-bar")).to_contain_text("idle")
+            shot(served, cell, "closed-second-tab")
+            save(second, path)
+            bad = untrue(json.loads(path.read_text(encoding="utf-8")),
+                         ("a mode or model not reported", "a card waiting for you", "a traceback"),
+                         widget_views=True)
+            assert not bad, "\n".join(bad)
+            assert saved_turn(path, 1), "the saved file lost the cell's outputs"
+            # opened again while the kernel runs: the finished turn
+            nb = open_notebook(second, served.server, "closed.ipynb", len(cells))
+            expect(nb.nth(1).locator(".pw-turn.pw-static", has_text="Done: the file is written.")
+                   ).to_be_visible()
+            run_cell(second, nb, 2)
+            expect(nb.nth(2).locator(".jp-OutputArea-output")).to_contain_text("closed")
+            assert_no_errors(second)
+        finally:
+            second.close()
+        assert not gone(errors)
