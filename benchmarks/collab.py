@@ -1,17 +1,19 @@
 """Two people in one notebook with real-time collaboration (issue 36): a measurement, run by
-hand, not in CI (it needs jupyter-collaboration, which must never go into the project's venv).
+hand (tests/test_browser_collab.py runs the paths a person takes, in CI). It needs
+jupyter-collaboration, which must never go into the project's venv: scripts/test makes
+``.venv-collab`` for it.
 
-    python -m venv /tmp/collab && /tmp/collab/bin/pip install -e '.[browser]' \\
-        'jupyter-collaboration==5.0.4'
-    PYTHONPATH=.:tests /tmp/collab/bin/python benchmarks/collab.py lab after  # or: before
+    PYTHONPATH=.:tests .venv-collab/bin/python benchmarks/collab.py lab after  # or: before,
+                                                                 # none, signed
 
 Person A and person B open the notebook in two browser contexts (real Chromium, one
 JupyterLab server). A runs a ``%%claude --plan`` cell by keyboard and approves by mouse; B is
 there from the start. ``after``: B runs "Trust Notebook" while the card waits; ``before``: B
-runs it before A runs the cell; ``none``: never. It prints, for each page, whether the cell and
-its outputs are trusted (the page's own models, through ``window.jupyterapp``), each output's
-widget model id, and whether B has live buttons and the control bar. Findings:
-docs/cli.md#collaboration.
+runs it before A runs the cell; ``none``: never; ``signed``: never, but the notebook is
+signed by this server (``jupyter trust``), as a notebook saved from Jupyter is. It prints,
+for each page, whether the cell and its outputs are trusted (the page's own models, through
+``window.jupyterapp``), each output's widget model id, and whether B has live buttons and
+the control bar. Findings: docs/cli.md#collaboration.
 """
 
 from __future__ import annotations
