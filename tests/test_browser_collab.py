@@ -102,12 +102,20 @@ def pages(team: Team, name: str, n_cells: int, *who: str) -> Iterator[dict[str, 
 
     expect.set_options(timeout=UI_TIMEOUT * 1000)
     opened: dict[str, Any] = {}
+    errors: list[str] = []
     try:
         for person in who:
             page = team.people[person].new_page()
             page.set_default_timeout(UI_TIMEOUT * 1000)
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
             opened[person] = (page, open_notebook(page, team.server, f"{name}.ipynb", n_cells))
         yield opened
+        # A page logs "Comm not found for comm id <uuid>" for another page's control comm
+        # (ipywidgets answers each page's widget manager on iopub, which every page gets);
+        # none may name a widget model of this kernel (32 hex digits): a message for a
+        # model the page had closed
+        ours = [e for e in errors if re.search(r"Comm not found for comm id [0-9a-f]{32}\b", e)]
+        assert not ours, ours
     except BaseException:
         for person, (page, _) in opened.items():
             with contextlib.suppress(Exception):
