@@ -95,21 +95,30 @@ def write(team: Team, name: str, cells: list[tuple[str, str]], signed: bool) -> 
 
 
 @contextlib.contextmanager
-def pages(team: Team, name: str, n_cells: int, *who: str) -> Iterator[dict[str, Any]]:
-    """Each person's page on notebook ``name`` (opened in order): ``{person: (page, cells)}``;
-    a failure leaves a screenshot of each."""
+def planning(team: Team, name: str, cells: list[tuple[str, str]],
+             signed: bool) -> Iterator[tuple[Path, Any, Any, Any, Any]]:
+    """The notebook ``name`` of ``cells`` (:func:`write`) opened by A, then by B; A runs its
+    first two cells (the opening, then the plan cell, which returns while its card waits).
+    Yields ``(file, A's page, A's cells, B's page, B's cells)``; a failure leaves a
+    screenshot of each page."""
     from playwright.sync_api import expect
+
+    path = write(team, name, cells, signed)
 
     expect.set_options(timeout=UI_TIMEOUT * 1000)
     opened: dict[str, Any] = {}
     errors: list[str] = []
     try:
-        for person in who:
+        for person in "AB":
             page = team.people[person].new_page()
             page.set_default_timeout(UI_TIMEOUT * 1000)
             page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-            opened[person] = (page, open_notebook(page, team.server, f"{name}.ipynb", n_cells))
-        yield opened
+            opened[person] = (page, open_notebook(page, team.server, f"{name}.ipynb",
+                                                  len(cells)))
+        (a, nba), (b, nbb) = opened["A"], opened["B"]
+        run_cell(a, nba, 0)
+        run_cell(a, nba, 1)
+        yield path, a, nba, b, nbb
         # A page logs "Comm not found for comm id <uuid>" for another page's control comm
         # (ipywidgets answers each page's widget manager on iopub, which every page gets);
         # none may name a widget model of this kernel (32 hex digits): a message for a
@@ -180,11 +189,7 @@ def test_a_collaborator_there_before_the_cell_ran_decides_and_both_keep_the_bar(
 
     cells = [work("there"), plan_cell(),
              ("code", "%%claude --plan\nPlan a second greeting"), CLOSING]
-    path = write(team, "there", cells, signed=True)
-    with pages(team, "there", len(cells), "A", "B") as people:
-        (a, nba), (b, nbb) = people["A"], people["B"]
-        run_cell(a, nba, 0)
-        run_cell(a, nba, 1)
+    with planning(team, "there", cells, signed=True) as (path, a, nba, b, nbb):
         # B was there before the cell ran: the live card and the bar
         plan_b = nbb.nth(1).locator(".pw-card-plan").first
         expect(button(plan_b, "Approve")).to_be_visible(timeout=CELL_TIMEOUT * 1000)
@@ -226,11 +231,7 @@ def test_the_running_page_closes_and_the_collaborator_decides(team: Team) -> Non
     from playwright.sync_api import expect
 
     cells = [work("closed"), plan_cell(), CLOSING]
-    path = write(team, "closed", cells, signed=True)
-    with pages(team, "closed", len(cells), "A", "B") as people:
-        (a, nba), (b, nbb) = people["A"], people["B"]
-        run_cell(a, nba, 0)
-        run_cell(a, nba, 1)
+    with planning(team, "closed", cells, signed=True) as (path, a, nba, b, nbb):
         plan_b = nbb.nth(1).locator(".pw-card-plan").first
         expect(button(plan_b, "Approve")).to_be_visible(timeout=CELL_TIMEOUT * 1000)
         a.close()  # A's page goes while the card waits
@@ -259,11 +260,7 @@ def test_an_unsigned_notebook_the_fallback_then_a_reload_and_approve(team: Team)
     from playwright.sync_api import expect
 
     cells = [work("unsigned"), plan_cell(), CLOSING]
-    path = write(team, "unsigned", cells, signed=False)
-    with pages(team, "unsigned", len(cells), "A", "B") as people:
-        (a, nba), (b, nbb) = people["A"], people["B"]
-        run_cell(a, nba, 0)
-        run_cell(a, nba, 1)
+    with planning(team, "unsigned", cells, signed=False) as (path, a, nba, b, nbb):
         expect(button(nba.nth(1).locator(".pw-card-plan").first, "Approve")).to_be_visible()
         # B's copy is untrusted (jupyterlab#11435): the fallback, which says only what is true
         copy = nbb.nth(1)
