@@ -192,7 +192,7 @@ def test_saved_fallback_shows_the_whole_turn_after_a_decision(
     text = kernel.wait_until(final, 30)
     assert "Plan: add a greeting" in text and "✓" in text
     # ... including how the plan was decided
-    assert "Plan proposed" in text and "Approved (next mode: acceptEdits)" in text, text
+    assert "Plan proposed" in text and "Approved (next mode: Accept edits)" in text, text
 
 
 def test_unload_ext_removes_the_magics(kernel: Kernel) -> None:

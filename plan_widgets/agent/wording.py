@@ -119,8 +119,9 @@ def turn_summary(duration_ms: int | None, tokens_in: int, tokens_out: int,
 
 
 def mode_marker(before: str | None, after: str, by_model: bool) -> str:
-    """A turn's marker for a confirmed mode change."""
-    return f"Mode: {before or '?'} → {after}" + (
+    """A turn's marker for a confirmed mode change, in the names the bar's marker uses
+    ("Mode: Plan → Manual")."""
+    return f"Mode: {mode_title(before)} → {mode_title(after)}" + (
         " (the agent entered plan mode)" if by_model and after == "plan" else "")
 
 

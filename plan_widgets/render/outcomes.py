@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..agent.decisions import Outcome
+from ..agent.mode_names import mode_title
 from .markdown import summarize
 
 MAX_SAID = 2000
@@ -53,7 +54,7 @@ def outcome_parts(o: Outcome) -> tuple[str, list[str]]:
     if o.by in _BY_TEXT and (o.status, o.by) not in _ENDED_TEXT:
         extra.append(_BY_TEXT[o.by])
     if o.mode and o.status == "approved":
-        extra.append(f"next mode: {o.mode}")
+        extra.append(f"next mode: {mode_title(o.mode)}")  # as the bar's marker names it
     if o.plan is not None and o.status == "approved":
         extra.append("edited by you")
     if o.plan is not None and o.status == "rejected":
