@@ -91,8 +91,9 @@ def _count_pages() -> None:
     manager.register_target(_CONTROL, opened)
 
 
-_HEARD = [0]  # widget messages heard from a page other than the one that ran the cell
+_HEARD = [0]  # widget messages heard so far (from any page), the newest one's number
 _CLIENTS: dict[str, int] = {}  # a page's client session -> the number of its last message
+_HEARING = threading.Lock()  # (a widget message may come on a subshell's thread)
 
 
 def _client() -> str | None:
@@ -112,8 +113,9 @@ def _heard_from_page() -> None:
     cell's display without having run the cell (issue 36; :func:`loaded_elsewhere`)."""
     client = _client()
     if client is not None:
-        _HEARD[0] += 1
-        _CLIENTS[client] = _HEARD[0]
+        with _HEARING:
+            _HEARD[0] += 1
+            _CLIENTS[client] = _HEARD[0]
 
 
 def loaded_elsewhere(handle: Any) -> bool:
