@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from .ipython.kernel.user_tools import tool
     from .ipython.obtain import session
     from .ipython.registry import get, sessions
+    from .ipython.unattended import decide_with
     from .model.folding import fold
     from .model.options import SessionOptions
     from .store import list_sessions, read_events
@@ -48,8 +49,8 @@ __all__ = [
     "load_ipython_extension",
     "read_events",
     "session",
-    "tool",
     "sessions",
+    "tool",
     "unload_ipython_extension",
 ]
 
@@ -81,6 +82,11 @@ def __getattr__(name: str) -> Any:
     import importlib
 
     return getattr(importlib.import_module(mod, __name__), name)
+
+
+def __dir__() -> list[str]:
+    """The public API (``__all__``): the lazy names too, and not this module's own imports."""
+    return sorted([*__all__, "__version__"])
 
 
 def load_ipython_extension(ipython: Any) -> None:

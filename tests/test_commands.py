@@ -6,6 +6,7 @@ kind of mistake, and that ``%%claude`` cells are rewritten into a call that exis
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ import pytest
 from plan_widgets import model as ev
 from plan_widgets.ipython import commands as _commands
 from plan_widgets.ipython import registry as _registry
-from plan_widgets.ipython.magics import transform_cell
+from plan_widgets.ipython.magics import ClaudeMagics, transform_cell
 from plan_widgets.ipython.usage import Usage
 from plan_widgets.model.errors import OptionError
 from plan_widgets.store import LOG_DIR_ENV
@@ -108,6 +109,32 @@ def test_every_command_is_in_the_help() -> None:
     listed = [line.split()[0] for line in _commands.USAGE.split("commands:\n")[1].splitlines()
               if line.startswith("  ") and line[2] != " "]
     assert listed == list(_commands.COMMANDS)
+
+
+def test_every_command_is_in_the_line_magics_docstring() -> None:
+    """``%claude?`` shows this docstring: every command of the handler table, in its order."""
+    doc = ClaudeMagics.claude_line.__doc__
+    assert doc
+    said = re.findall(r"(?:%claude |\| )([a-z]+)", " ".join(doc.split()))
+    assert said == list(_commands.COMMANDS), doc
+    assert "%claude --help" in doc
+
+
+def test_a_command_without_help_stops_the_import() -> None:
+    check = _commands.command_help.check
+    check(list(_commands.COMMANDS))
+    with pytest.raises(RuntimeError, match="undo"):
+        check([*_commands.COMMANDS, "undo"])
+    with pytest.raises(RuntimeError, match="policy"):
+        check([c for c in _commands.COMMANDS if c != "policy"])
+
+
+def test_every_setting_is_in_the_cell_magics_docstring() -> None:
+    """``%%claude?`` and ``%%claude --help``: every ``%config ClaudeMagics`` setting."""
+    doc = " ".join((ClaudeMagics.claude.__doc__ or "").split())
+    settings = doc.split("one of: ")[1].split(". More")[0].split(", ")
+    assert settings == sorted(ClaudeMagics.class_trait_names(config=True))
+    assert {"show_thinking", "cli_path", "unattended", "rules", "agent_options"} <= set(settings)
 
 
 def test_a_claude_cell_becomes_a_call_that_exists() -> None:

@@ -17,53 +17,11 @@ from typing import Any
 
 from ..model.errors import OptionError
 from ..store import LogError
-from . import agents, badday, history, listing, live, policy, registry
+from . import agents, badday, command_help, history, listing, live, policy, registry
 from .resume import resume_command
 from .usage import Usage, one_line, raising, split, take
 
-USAGE = """usage: %claude COMMAND [ARGS] [--session NAME]
-
-commands:
-  status              the session's state, mode, model, pending decision, agent options
-  interrupt           interrupt the running turn (a pending decision is cancelled)
-  stop                end the session (the CLI exits; %claude resume continues it)
-  plan on|off         enter or leave plan mode live
-  sessions            sessions of this kernel, and those found in the event logs; a plan
-                      approved to start fresh names the conversation it came from and the
-                      one it went on in
-  history             the same list as sessions
-  resume [ID] [--scripted FILE]
-                      continue a session after a restart (default: the newest in the logs):
-                      the CLI reconnects with its own transcript, the markers, plans and
-                      cost come back from the log, and a decision that was still pending
-                      shows as expired (it can no longer be answered)
-  log [ID]            a session's events as a table (default: this kernel's session)
-  cost [ID]           cost and token totals, from the log (they survive restarts)
-  plans [ID]          the approved plans (as approved: edited by you, if you edited them)
-  context             how full the context window is, by category (after the last turn),
-                      and when the conversation was last compacted
-  compact [INSTRUCTIONS]
-                      compact the conversation now (as /compact in a cell); the turn shows
-                      the sizes before and after
-  mcp                 the session's MCP servers, their status and errors
-  agents              the session's subagents: running first, with elapsed time, last tool,
-                      tokens and, once ended, their result summary
-  commands            the slash commands and skills the CLI offers: argument hint,
-                      where each comes from (built-in, bundled, project, user, a plugin)
-  tools               the notebook's functions the agent can call (@plan_widgets.tool)
-  policy              the administrator's policy (forbidden modes, spending cap, denied
-                      tools) and this kernel's limits (idle timeout, live CLIs)
-  rewind [TURN] [--yes]
-                      put back the files the agent's Write/Edit tools changed since TURN
-                      began (default: the last turn that changed files); lists them first,
-                      then asks to confirm (--yes: at once)
-
-ID is a session id from %claude sessions (its first characters are enough).
-
-Event logs: one JSONL file per session, <log dir>/<session id>.jsonl, appended as events
-happen (secrets redacted). The log dir is %config ClaudeMagics.log_dir, else the
-PLAN_WIDGETS_LOG_DIR environment variable, else <cwd>/.plan_widgets/sessions.
-%%claude --help lists the cell magic's options."""
+USAGE = command_help.usage()  # every command of COMMANDS (checked below)
 
 HELP = ("-h", "--help", "help")
 _NEEDS_VALUE = object()  # an option given last, without its value
@@ -132,6 +90,7 @@ COMMANDS: dict[str, Command] = {c.name: c for c in [
     Command("rewind", live.rewind, _rewind_arguments,
             "%claude rewind [TURN] [--yes] [--session NAME]", live=True),
 ]}
+command_help.check(list(COMMANDS))  # a command without help (or help without a command) fails
 
 
 def _parser() -> argparse.ArgumentParser:

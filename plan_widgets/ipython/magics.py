@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import textwrap
 from typing import Any
 
 from IPython.core import magic_arguments
@@ -32,6 +33,7 @@ from traitlets import (
 from ..model.agent_options import EFFORTS
 from ..model.errors import OptionError
 from ..model.options import DEFAULT_APPROVAL_TIMEOUT, RESTING_MODES, check_timeout
+from . import command_help
 from .usage import Usage, parse_cell_line
 
 _TRANSFORM_PREFIX = "%%claude"
@@ -179,8 +181,8 @@ class ClaudeMagics(Magics):
 
         The cell waits until the turn ends or until a decision (a plan, a question, a tool
         permission) waits for you on a card; widgets stay live meanwhile. Defaults come from
-        ``%config ClaudeMagics.<option>`` (model, plan_model, mode, approval_timeout, log_dir,
-        scripted, wait, kernel_tools, remote_images). More: ``%claude --help``.
+        ``%config ClaudeMagics.<setting>``, one of: {settings}.
+        More: ``%claude --help``.
         """
         # In a kernel the cell is rewritten to await run_cell (see transform_cell); this
         # fallback, used when the magic is called directly, starts the turn and returns.
@@ -192,8 +194,7 @@ class ClaudeMagics(Magics):
     # -- %claude ---------------------------------------------------------------------------
     @line_magic("claude")  # type: ignore[arg-type]  # (IPython types it as taking nothing)
     def claude_line(self, line: str) -> Any:
-        """%claude status | interrupt | stop | sessions | plan on|off | resume [ID] | log |
-        cost | plans | context | rewind [TURN] [--session NAME]"""
+        # its docstring (``%claude?``) is every command of the table: set below the class
         from . import commands  # on first use: %load_ext stays cheap
 
         try:
@@ -203,6 +204,17 @@ class ClaudeMagics(Magics):
             if msg:
                 print(msg, file=sys.stderr if not msg.startswith("usage") else sys.stdout)
         return None
+
+
+# `%claude?` and `%%claude?` (and `%%claude --help`, argparse's description) say every command
+# and every setting: generated from the command table and the traits, so none is left out
+# (the ignore: IPython types what line_magic returns as a function taking nothing)
+ClaudeMagics.claude_line.__doc__ = command_help.synopsis()  # type: ignore[assignment]
+_cell = ClaudeMagics.claude
+_cell.parser.description = _cell.parser.description.format(settings=textwrap.fill(
+    ", ".join(ClaudeMagics.class_trait_names(config=True)), 88, initial_indent=" " * 48,
+    subsequent_indent=" " * 8).lstrip())
+_cell.__doc__ = _cell.parser.format_help()
 
 
 def _magics() -> ClaudeMagics | None:
