@@ -10,7 +10,7 @@ from pathlib import Path
 from ..model.errors import OptionError
 
 NO_CREDENTIALS = (
-    "No Claude credentials found. Either set ANTHROPIC_API_KEY (or run `claude login` in a "
+    "No Claude credentials found. Either set ANTHROPIC_API_KEY (or run `claude auth login` in a "
     "terminal), or run offline on a scripted model: %%claude --scripted SCRIPT.yaml"
 )
 
