@@ -78,9 +78,7 @@ class PublicApi(SphinxDirective):
             obj = getattr(plan_widgets, name)
             kind = "autoclass" if inspect.isclass(obj) else "autofunction"
             target = f"{obj.__module__}.{obj.__qualname__}"
-            lines += [f".. {kind}:: {target}", ""]
-            if kind == "autoclass":
-                lines += ["   :members:", ""]
+            lines += [f".. {kind}:: {target}", ""]  # members: conf.py's autodoc defaults
         node = nodes.section()
         node.document = self.state.document
         self.state.nested_parse(StringList(lines, source="plan_widgets.__all__"),
