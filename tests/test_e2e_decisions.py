@@ -144,7 +144,11 @@ def test_question_answered_by_clicks(kernel: Kernel, workdir: Path) -> None:
         "if e.type == 'question:answered']")
     assert "'answered', 'user'" in events and "Small, Large, Huge" in events
     assert "match the logo's blue" in events
-    assert "note on Which color" in card_status(kernel, "question")
+    # the summary names each question by its header, as the card does (issue 42, point 10)
+    status = card_status(kernel, "question")
+    assert "Color = Blue; Sizes = Small, Large, Huge" in status, status
+    assert "note on Color: match the logo&#x27;s blue" in status, status  # (escaped HTML)
+    assert COLOR_Q not in status, status
 
 
 def test_question_submit_without_choice_asks_again(kernel: Kernel, workdir: Path) -> None:

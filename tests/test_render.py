@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import html
 import re
 from html.parser import HTMLParser
@@ -789,3 +790,37 @@ def test_a_plans_lines_read_as_rendered_one_by_one() -> None:
     for line in got.values():
         assert "$" not in line and line.startswith('<span class="tex2jax_ignore mathjax_ignore"')
         assert set(tags(line)) <= {"span", "b", "code", "strong", "em"}, line  # no img
+
+
+def test_paths_name_the_home_folder_tilde_in_every_form() -> None:
+    """Issue 42, point 12: the live card said /home/…/.claude/plans/x.md, the saved copy
+    ~/.claude/plans/x.md."""
+    from plan_widgets.render.paths import home_short
+
+    env = {"HOME": "/home/ada/"}
+    assert home_short("/home/ada/.claude/plans/x.md", env) == "~/.claude/plans/x.md"
+    assert home_short("/home/ada", env) == "~"
+    assert home_short("/home/adam/x.md", env) == "/home/adam/x.md"  # another user's folder
+    assert home_short("relative/x.md", env) == "relative/x.md"
+
+
+def test_an_answer_summary_names_questions_by_their_headers() -> None:
+    """Issue 42, point 10: "Answered (Which color should the banner use? = Blue; …)" read
+    long where the card names each question by its header."""
+    from plan_widgets.agent.decisions import QuestionDecision
+    from plan_widgets.render.outcomes import outcome_parts
+
+    qs = [{"question": "Which color should the banner use?", "header": "Color",
+           "multiSelect": False, "options": [{"label": "Blue", "description": ""}]},
+          {"question": "Anything else?", "multiSelect": False,
+           "options": [{"label": "No", "description": ""}]}]
+    async def answered() -> Any:
+        d = QuestionDecision(qs)
+        d.answer({"Color": "Blue", "Anything else?": "No"}, notes={"Color": "the logo's"})
+        return d.outcome
+
+    outcome = asyncio.run(answered())
+    assert outcome is not None
+    text, extra = outcome_parts(outcome)
+    assert text == "Answered"
+    assert extra == ["Color = Blue; Anything else? = No", "note on Color: the logo's"]

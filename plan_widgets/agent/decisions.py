@@ -298,7 +298,10 @@ class QuestionDecision(Decision):
                 out[self._question_text(key)] = joined
         noted = {self._question_text(k): str(v).strip() for k, v in (notes or {}).items()
                  if v is not None and str(v).strip()}
-        return self._resolve(Outcome("answered", by, answers=out, notes=noted or None))
+        headers = {str(q.get("question", "")): str(q["header"]) for q in self.questions
+                   if q.get("header")}
+        return self._resolve(Outcome("answered", by, answers=out, notes=noted or None,
+                                     headers=headers or None))
 
     def _question_text(self, key: str) -> str:
         """The question that ``key`` names (its text or its header)."""

@@ -21,6 +21,9 @@ class Outcome:
     answers: dict[str, str] | None = None
     notes: dict[str, str] | None = None
     """Questions: the user's optional notes, keyed by question text."""
+    headers: dict[str, str] | None = None
+    """Questions: each question's short header ("Color"), keyed by question text: what a
+    summary names a question by (the model still reads the whole question)."""
     at: float = field(default_factory=time.time)
     plan: str | None = None
     """Plans: the user's edit. Approved: the text approved (None: as proposed); sent back:

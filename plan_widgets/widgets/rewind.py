@@ -21,6 +21,7 @@ from ..agent.gate import is_plan_file
 from ..agent.rewind import NOT_TRACKED, RewindPlan
 from ..agent.tasks import spawn
 from ..render.markdown import CARD_TITLE_STYLE, SMALL_STYLE, escape, html_block, summarize
+from ..render.paths import home_short
 from .shared import close_tree, look, on_click, shared
 
 log = logging.getLogger("plan_widgets")
@@ -45,14 +46,6 @@ def _path_html(path: str) -> str:
 _NAME_STYLE = "display:inline-block;max-width:100%;overflow-wrap:anywhere"
 
 
-def _home_short(path: str, env: Any = None) -> str:
-    """``path`` with the CLI's home folder written ``~`` (the plan files live under it)."""
-    import os
-
-    home = ((env or {}).get("HOME") or os.path.expanduser("~")).rstrip("/")
-    return "~" + path[len(home):] if home and path.startswith(home + "/") else path
-
-
 def files_changed_html(turn: int, files: list[str], cwd: str | None) -> tuple[str, str]:
     """A turn's "files changed" line: (Markdown text, safe HTML) with the command that puts
     them back."""
@@ -70,7 +63,7 @@ def _files_html(plan: RewindPlan, cwd: str | None, env: Any = None) -> str:
     shown = []
     for f in plan.files[:_MAX_FILES]:
         plan_file = is_plan_file(f, env)
-        name = _home_short(f, env) if plan_file else _short(f, cwd)
+        name = home_short(f, env) if plan_file else _short(f, cwd)
         shown.append(f'<li><code title="{escape(f)}">{_path_html(name)}</code>'
                      f"{' (the plan file)' if plan_file else ''}</li>")
     if len(plan.files) > _MAX_FILES:

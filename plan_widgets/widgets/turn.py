@@ -21,6 +21,7 @@ from ..render.agents import AGENT_TOOLS, error_state, result_text
 from ..render.code import highlight_python
 from ..render.decision import paused_at
 from ..render.markdown import WRAP_STYLE, escape, html_block, render_html, summarize
+from ..render.paths import home_short
 from . import shared as sh
 from .control import ControlBar
 from .follow import CellStack
@@ -43,7 +44,9 @@ OTHER_TOOL = "•"
 def _tool_html(name: str, tool_input: dict[str, Any], result: Any = None,
                is_error: bool = False, done: bool = False) -> str:
     code = tool_input.get("code") if name.startswith("mcp__") else None
-    head = summarize(tool_input.get("command") or tool_input.get("file_path")
+    path = tool_input.get("file_path") or tool_input.get("notebook_path")
+    head = summarize(tool_input.get("command") or (home_short(path) if isinstance(path, str)
+                                                   else path)
                      or tool_input.get("pattern") or tool_input.get("title") or code
                      or tool_input.get("name") or tool_input, 100)
     icon = TOOL_ICON.get(name, OTHER_TOOL)

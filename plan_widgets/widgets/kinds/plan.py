@@ -21,6 +21,7 @@ from ...agent.comments import CommentError
 from ...agent.decisions import PlanDecision
 from ...render import prompts
 from ...render.diff import unified_diff
+from ...render.paths import home_short
 from ..markdown import html_output
 from ..shared import look, on_change, on_click, shared, typed_area
 from .frame import Card, Kind, Terminal, markdown_card, static_card
@@ -100,7 +101,7 @@ PLAN_PROMPT = ("[a]pprove / approve + auto-[e]dits / approve, start [f]resh / [c
 def show_text(d: PlanDecision, out: Terminal) -> None:
     """The plan at a terminal: a revision's changes and the comments on the plan before it
     first, then the plan."""
-    note = f"plan file: {d.plan_file}" if d.plan_file else None
+    note = f"plan file: {home_short(d.plan_file)}" if d.plan_file else None
     if d.previous_plan is not None:  # a revision: what changed first
         out.line("Changes from the previous plan:", style="bold")
         for ln in unified_diff(d.previous_plan, d.plan).splitlines()[2:]:

@@ -26,6 +26,7 @@ from ...agent.decisions import PlanDecision
 from ...render.decision import title_html, wrapping
 from ...render.diff import diff_html, diff_markdown
 from ...render.markdown import SMALL_STYLE, escape, render_html
+from ...render.paths import home_short
 from ..markdown import set_html
 from ..shared import look, on_change, on_click, typed_area
 from .plan_comments import comments_html, comments_markdown, revision_notes
@@ -74,7 +75,8 @@ def plan_head(d: PlanDecision, view: str = "auto", draft: str | None = None) -> 
 def _file(d: PlanDecision) -> str:
     if not d.plan_file:
         return ""
-    return f'<div style="{SMALL_STYLE}">Plan file: <code>{escape(d.plan_file)}</code></div>'
+    path = escape(home_short(d.plan_file))
+    return f'<div style="{SMALL_STYLE}">Plan file: <code>{path}</code></div>'
 
 
 def plan_markdown(d: PlanDecision) -> list[str]:
