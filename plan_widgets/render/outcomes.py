@@ -62,12 +62,12 @@ def outcome_parts(o: Outcome) -> tuple[str, list[str]]:
     said = o.said if o.said is not None else o.feedback  # a plan: as typed, not as sent
     if said and o.status in ("rejected", "denied"):
         extra.append(f"your feedback: {summarize(said, MAX_SAID)}")
-    name = (o.headers or {}).get  # a question by its header ("Color"), as its card names it
+    header = (o.headers or {}).get  # a question by its header ("Color"), as its card names it
     if o.answers:
-        extra.append("; ".join(f"{summarize(name(k, k), 60)} = {summarize(v, 80)}"
+        extra.append("; ".join(f"{summarize(header(k, k), 60)} = {summarize(v, 80)}"
                                for k, v in o.answers.items()))
     if o.notes:
-        extra.append("; ".join(f"note on {summarize(name(k, k), 60)}: {summarize(v, 80)}"
+        extra.append("; ".join(f"note on {summarize(header(k, k), 60)}: {summarize(v, 80)}"
                                for k, v in o.notes.items()))
     return text, extra
 
