@@ -870,3 +870,18 @@ def test_a_step_sends_extra_headers(serve) -> None:
     """)
     r = post(m, body())
     assert r.headers["anthropic-ratelimit-unified-status"] == "allowed_warning" and r.text == "ok"
+
+
+def test_user_text_is_what_the_person_typed_not_the_clis_interrupt_note() -> None:
+    """After an interrupt the CLI puts "[Request interrupted by user for tool use]" before the
+    next prompt; a script echoing ``{user}`` said "You said: [Request interrupted by user for
+    tool use]" on the page (issue 42, point 5)."""
+    from plan_widgets.scripted._server import Request
+
+    body = {"tools": [{"name": "Write"}], "max_tokens": 1000, "messages": [
+        {"role": "user", "content": "first"},
+        {"role": "assistant", "content": [{"type": "text", "text": "ok"}]},
+        {"role": "user", "content": [
+            {"type": "text", "text": "[Request interrupted by user for tool use]"},
+            {"type": "text", "text": "say hello"}]}]}
+    assert Request(body).user == "say hello"

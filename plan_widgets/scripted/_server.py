@@ -23,6 +23,9 @@ from ._stream import collapse, events_for
 
 _REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
 _PLAN_FILE = re.compile(r"(/[^\s\"'`<>()]*?/plans/[^\s\"'`<>()]+?\.md)")
+_INTERRUPTED = re.compile(r"\[Request interrupted by user[^\]\n]*\]")
+"""The CLI's note to the model that the user interrupted (a text block of the next user
+message): the scripted model's ``{user}`` is what the person typed, not this (issue 42)."""
 _NOTIFICATION = re.compile(r"<task-notification>.*?</task-notification>", re.S)
 _PLAN_ACTIVE = re.compile(r"[Pp]lan mode is active|[Pp]lan mode (?:is )?(?:still )?in effect")
 _SUMMARY_REQUEST = re.compile(r"Respond with TEXT ONLY.*<summary>", re.S)
@@ -77,7 +80,7 @@ class Request:
             if isinstance(b, dict) and b.get("type") == "tool_result"
         ]
         last_raw = "\n".join(texts + results)
-        self.user = _REMINDER.sub("", "\n".join(texts)).strip()
+        self.user = _INTERRUPTED.sub("", _REMINDER.sub("", "\n".join(texts))).strip()
         found_note = _NOTIFICATION.findall("\n".join(texts))
         self.notification = found_note[-1] if found_note else ""
         self.tool_result = "\n".join(results).strip()
