@@ -824,3 +824,39 @@ def test_an_answer_summary_names_questions_by_their_headers() -> None:
     text, extra = outcome_parts(outcome)
     assert text == "Answered"
     assert extra == ["Color = Blue; Anything else? = No", "note on Color: the logo's"]
+
+
+@pytest.mark.parametrize(("for_the_model", "on_the_page"), [
+    ("The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it "
+     "was a file edit, the new_string was NOT written to the file). STOP what you are doing and "
+     "wait for the user to tell you how to proceed.", "not run: you stopped the turn"),
+    ("No answer came from the user within 3 s; the request was not granted. Stop and wait for "
+     "the user.", "not allowed: no answer came within 3 s"),
+    ("<tool_use_error>Plan mode is on: nothing may change before the user approves a plan. Do "
+     "not write, edit or run anything except the plan file.</tool_use_error>",
+     "refused: plan mode is on, so nothing changes before you approve a plan"),
+    ("The user interrupted; the request was not granted.", "not allowed: you interrupted"),
+    ("/w/a.ipynb is the notebook open in Jupyter right now. Do not write its file: the frontend",
+     "refused: this notebook is open in Jupyter; the agent was asked to propose a cell instead"),
+    ("File does not exist.", "File does not exist."),  # a tool's own error: as it is
+])
+def test_a_tool_line_says_in_the_pages_words_what_was_written_for_the_model(
+        for_the_model: str, on_the_page: str) -> None:
+    """Issue 42, point 5: after an interrupt a tool line read "✗ The user doesn't want to
+    proceed with this tool use. The tool use was rejected (eg. if it was a file edit, …"."""
+    from plan_widgets.render.agents import error_state
+
+    assert error_state(for_the_model) == f" ✗ {on_the_page}"
+
+
+def test_every_text_for_the_model_in_the_docs_table_has_its_page_words() -> None:
+    """docs/cli.md#words-for-the-model lists what each text reads as; the table and the code
+    say the same."""
+    from pathlib import Path
+
+    from plan_widgets.render.cli_words import PAGE_WORDS
+
+    doc = (Path(__file__).parent.parent / "docs" / "cli.md").read_text()
+    table = doc.split('<a id="words-for-the-model"></a>', 1)[1]
+    for _, said in PAGE_WORDS:
+        assert f"| {said.format('N')} |" in table, said

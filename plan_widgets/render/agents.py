@@ -12,6 +12,7 @@ import textwrap
 import time
 from typing import Any
 
+from .cli_words import for_the_page
 from .markdown import summarize
 
 AGENT_TOOLS = ("Agent", "Task")
@@ -34,11 +35,15 @@ def seconds(s: float) -> str:
 
 def first_line(content: Any, limit: int = 160) -> str:
     """The first non-empty line of a tool's result (plain text, bounded): the CLI's reason
-    when it refused the tool. The CLI wraps refusals in ``<tool_use_error>`` tags."""
+    when it refused the tool. The CLI wraps refusals in ``<tool_use_error>`` tags. A text
+    written for the model reads as the page's words (:mod:`.cli_words`)."""
     if isinstance(content, list):
         content = " ".join(str(c.get("text", "")) if isinstance(c, dict) else str(c)
                            for c in content)
     text = str(content or "").replace("<tool_use_error>", "").replace("</tool_use_error>", "")
+    said = for_the_page(text)  # words written for the model: the page's own instead
+    if said is not None:
+        return said
     line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
     return summarize(line, limit)
 
@@ -114,6 +119,13 @@ def asker(d: Any) -> str | None:
     agent: a decision's ``agent`` is the asking subagent's description)."""
     name = getattr(d, "agent", None)
     return f'Agent "{summarize(name, 80)}" asks' if name else None
+
+
+def shown_result(content: Any, is_error: bool) -> str:
+    """A tool result's text as a tool line's body shows it: none for a refusal written for
+    the model (the line's ending already says it in the page's words, :mod:`.cli_words`)."""
+    text = result_text(content)
+    return "" if is_error and for_the_page(text) is not None else text
 
 
 def result_text(content: Any) -> str:

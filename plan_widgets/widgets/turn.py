@@ -17,7 +17,7 @@ import ipywidgets as w
 
 from ..agent.checklist import FOLDED_TOOLS
 from ..agent.decisions import Decision
-from ..render.agents import AGENT_TOOLS, error_state, result_text
+from ..render.agents import AGENT_TOOLS, error_state, shown_result
 from ..render.code import highlight_python
 from ..render.decision import paused_at
 from ..render.markdown import WRAP_STYLE, escape, html_block, render_html, summarize
@@ -68,8 +68,8 @@ def _tool_html(name: str, tool_input: dict[str, Any], result: Any = None,
         "</summary>",
         shown,
     ]
-    if done:
-        text = result_text(result)
+    text = shown_result(result, is_error) if done else ""
+    if text:
         if len(text) > 4000:
             text = text[:4000] + "\n…"
         parts.append(f"<pre>{escape(text)}</pre>")
@@ -249,7 +249,7 @@ class WidgetTurnView(w.VBox):
         html = _tool_html(name, tool_input, content, is_error, done=True)
         if i < 0:  # a task tool: one quiet line if it failed, none if it worked
             if is_error:
-                self._part(f"`{name}` ✗ {summarize(result_text(content), 100)}",
+                self._part(f"`{name}`{error_state(content)}",
                            html_block(html, "pw-html"),
                            None if self.static else html_output(html, layout=shared("layout")))
             return
