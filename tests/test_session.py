@@ -7,6 +7,7 @@ Queueing, every way a decision ends, mode tracking, resume, interrupt, close and
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -319,3 +320,39 @@ def test_resume_folds_the_log_and_expires_what_the_old_kernel_left_pending(
         assert [e.type for e in logged].count("session:started") == 2
 
     run(again())
+
+
+def test_a_turns_closing_line_tells_the_agents_time_from_the_persons_wait(
+        tmp_path: Path) -> None:
+    """Issue 42, point 8: a turn whose model work took under a second read "✓ 43.9 s" because
+    its card waited 43 s for the person; the closing line says the two apart."""
+    from plan_widgets.agent.turn import NullView
+
+    class Seen(NullView):
+        summary = ""
+
+        def finished(self, summary: str, ok: bool) -> None:
+            Seen.summary = summary
+
+    async def main() -> None:
+        s = make(tmp_path, plan_then_write, mode="acceptEdits")
+        turn = s.ask("plan it", plan=True, view=Seen())
+        d = await s.wait_for_decision(5)
+        await asyncio.sleep(0.6)  # the person reads the plan
+        d.approve(by="user")
+        await turn
+        await s.close()
+
+    run(main())
+    got = Seen.summary
+    working, waiting = (float(x) for x in re.findall(r"([\d.]+) s (?:working|waiting)", got))
+    assert re.match(r"[\d.]+ s working · [\d.]+ s waiting for you · ", got), got
+    assert waiting >= 0.6 and working < waiting, got  # the wait is not the agent's
+
+
+def test_a_turn_with_no_card_says_one_time() -> None:
+    from plan_widgets.agent.wording import turn_summary
+
+    assert turn_summary(900, 10, 2, None, 0.0).startswith("0.9 s · 10 in / 2 out tokens")
+    assert turn_summary(44_000, 1, 1, None, 0.0, waited_s=43.2).startswith(
+        "0.8 s working · 43.2 s waiting for you · ")

@@ -208,7 +208,8 @@ class Runner:
         self.health.ended()
         if error:
             turn.view.error(error)
-        summary = wording.turn_summary(dur, r.input_tokens, r.output_tokens, turn_cost, total)
+        summary = wording.turn_summary(dur, r.input_tokens, r.output_tokens, turn_cost, total,
+                                       turn.waited())
         turn.view.finished(f"{wording.HANDED_OVER} · {summary}" if handed else summary,
                            error is None)
         if turn.files and s.options.checkpointing:
@@ -248,6 +249,7 @@ class Runner:
         cells: a background agent asks after its cell ended) a view of its own."""
         for turn in (self.agents.home_of(d.agent_id), self.cli_turn, self.turn):
             if turn is not None and not turn.done:
+                turn.decisions.append(d)  # its wait is the person's time, not the agent's
                 return turn.view, False
         return self.s.between_cells_view(wording.between_cells_card(d.agent)), True
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -96,6 +97,20 @@ class Turn:
         and is not logged as a turn, so turn numbers are the ones the views show."""
         self.handed_over = False
         """Its plan was approved to start fresh: the CLI's "interrupted" end is no failure."""
+        self.decisions: list[Decision] = []
+        """The decisions shown in this turn (their waits are the person's time)."""
+
+    def waited(self, now: float | None = None) -> float:
+        """Seconds this turn's cards waited for the person (overlapping waits once)."""
+        now = time.time() if now is None else now
+        spans = sorted((d.asked_at, d.outcome.at if d.outcome is not None else now)
+                       for d in self.decisions)
+        total, reach = 0.0, float("-inf")
+        for start, end in spans:
+            start = max(start, reach)
+            if end > start:
+                total, reach = total + end - start, end
+        return total
 
     @property
     def text(self) -> str:

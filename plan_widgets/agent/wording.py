@@ -109,10 +109,18 @@ def result_error(r: TurnResult) -> str:
 
 
 def turn_summary(duration_ms: int | None, tokens_in: int, tokens_out: int,
-                 turn_cost: float | None, session_cost: float) -> str:
-    """A turn's closing line: duration, tokens, and its cost beside the session's total."""
-    parts = [f"{duration_ms / 1000:.1f} s" if duration_ms is not None else None,
-             f"{tokens_in:,} in / {tokens_out:,} out tokens"]
+                 turn_cost: float | None, session_cost: float, waited_s: float = 0.0) -> str:
+    """A turn's closing line: duration, tokens, and its cost beside the session's total.
+
+    The CLI's duration counts the time its cards waited for the person: a turn whose model
+    work took under a second read "✓ 43.9 s" (issue 42, point 8), so the agent looked slow.
+    A turn that waited says the two apart: "0.8 s working · 43.1 s waiting for you"."""
+    took = None
+    if duration_ms is not None:
+        waited = min(max(waited_s, 0.0), duration_ms / 1000)
+        took = (f"{duration_ms / 1000 - waited:.1f} s working · {waited:.1f} s waiting for you"
+                if waited >= 0.05 else f"{duration_ms / 1000:.1f} s")
+    parts = [took, f"{tokens_in:,} in / {tokens_out:,} out tokens"]
     if turn_cost is not None:
         parts.append(f"${turn_cost:.4f} (session ${session_cost:.4f})")
     return " · ".join(p for p in parts if p)
