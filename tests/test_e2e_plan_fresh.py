@@ -66,6 +66,9 @@ def test_approve_start_fresh_runs_the_plan_in_a_new_conversation(workdir: Path) 
         ended = " ".join(_plain(k)) + k.html_text()
         assert "✓ handed its plan over to a new conversation" in ended, ended[-3000:]
         assert "Interrupted." not in ended and "✗" not in ended, ended[-3000:]
+        # the note says where the plan runs: below (here, in this very cell; issue 42, 11)
+        assert "the plan runs in a new conversation, shown below" in ended, ended[-3000:]
+        assert "below the newest cell" not in ended, ended[-3000:]
         # the session keeps its name and goes on under the new conversation's id
         new_id = k.eval("s.session_id").strip("'")
         assert new_id != old_id and k.eval("s.name") == "'default'"

@@ -141,8 +141,10 @@ def start_fresh(session: HandoffHost, modes: Modes, logs: LogOwner,
     if session.dead or session.closed:
         return None
     # said in the planning turn, before its end (the CLI ends it as interrupted)
+    # "below": under this turn in this cell when it is the session's newest, else under the
+    # newest one (widgets/follow.py); it said "below the newest cell" when it ran right here
     session.marker("Approved to start fresh: this conversation stops here; the plan runs in a "
-                   "new one, below the newest cell")
+                   "new conversation, shown below")
     view = session.between_cells_view(FRESH_TITLE)
     decision.handoff = h = Handoff(session, modes, logs, decision, view)
     return h

@@ -101,7 +101,8 @@ class CellStack:
         if self.handle is not None:
             view._handle = _Member(self)
         head = ('<div class="pw-follow-title" style="color:#6b7280;font-size:0.9em;'
-                f'border-top:1px dashed #d1d5db;padding-top:2px">{escape(title)}</div>')
+                f'border-top:1px dashed #d1d5db;padding-top:2px;margin-top:0.6em">'
+                f'{escape(title)}</div>')  # apart from the turn's closing line above it
         view.children = (w.HTML(html_block(head, "pw-html"), **look("layout", "html")),)
         self.members.append(view)
         self.render()
