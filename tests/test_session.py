@@ -345,8 +345,8 @@ def test_a_turns_closing_line_tells_the_agents_time_from_the_persons_wait(
 
     run(main())
     got = Seen.summary
-    working, waiting = (float(x) for x in re.findall(r"([\d.]+) s (?:working|waiting)", got))
-    assert re.match(r"[\d.]+ s working · [\d.]+ s waiting for you · ", got), got
+    working, waiting = (float(x) for x in re.findall(r"([\d.]+) s (?:working|on your)", got))
+    assert re.match(r"[\d.]+ s working · [\d.]+ s on your decisions · ", got), got
     assert waiting >= 0.6 and working < waiting, got  # the wait is not the agent's
 
 
@@ -355,4 +355,4 @@ def test_a_turn_with_no_card_says_one_time() -> None:
 
     assert turn_summary(900, 10, 2, None, 0.0).startswith("0.9 s · 10 in / 2 out tokens")
     assert turn_summary(44_000, 1, 1, None, 0.0, waited_s=43.2).startswith(
-        "0.8 s working · 43.2 s waiting for you · ")
+        "0.8 s working · 43.2 s on your decisions · ")

@@ -114,11 +114,11 @@ def turn_summary(duration_ms: int | None, tokens_in: int, tokens_out: int,
 
     The CLI's duration counts the time its cards waited for the person: a turn whose model
     work took under a second read "✓ 43.9 s" (issue 42, point 8), so the agent looked slow.
-    A turn that waited says the two apart: "0.8 s working · 43.1 s waiting for you"."""
+    A turn that waited says the two apart: "0.8 s working · 43.1 s on your decisions"."""
     took = None
     if duration_ms is not None:
         waited = min(max(waited_s, 0.0), duration_ms / 1000)
-        took = (f"{duration_ms / 1000 - waited:.1f} s working · {waited:.1f} s waiting for you"
+        took = (f"{duration_ms / 1000 - waited:.1f} s working · {waited:.1f} s on your decisions"
                 if waited >= 0.05 else f"{duration_ms / 1000:.1f} s")
     parts = [took, f"{tokens_in:,} in / {tokens_out:,} out tokens"]
     if turn_cost is not None:
