@@ -64,7 +64,7 @@ _WALK = r"""([selector, minimum]) => {
     return names.join(' < ');
   };
   const found = [], seen = new Set();
-  let texts = 0;
+  let texts = 0, lowest = null;
   for (const root of document.querySelectorAll(selector)) {
     const walk = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
     while (walk.nextNode()) {
@@ -85,6 +85,8 @@ _WALK = r"""([selector, minimum]) => {
       const size = parseFloat(style.fontSize), bold = parseInt(style.fontWeight, 10) >= 700;
       const large = size >= 24 || (bold && size >= 18.66);
       const need = large ? 3 : minimum;
+      if (lowest === null || ratio / need < lowest.ratio / lowest.need)
+        lowest = {text: text.slice(0, 40), ratio: Math.round(ratio * 100) / 100, need};
       const key = `${text}|${hex(fg)}|${hex(bg)}`;
       if (ratio + 1e-9 < need && !seen.has(key)) {
         seen.add(key);
@@ -93,7 +95,7 @@ _WALK = r"""([selector, minimum]) => {
       }
     }
   }
-  return {texts, found};
+  return {texts, found, lowest};
 }"""
 
 
@@ -113,11 +115,24 @@ class Low:
                 f"{self.where})")
 
 
-def low_contrast(page: Any, roots: str, minimum: float = 4.5) -> tuple[int, list[Low]]:
-    """(how many texts were measured, the ones under AA) under every element ``roots``
-    selects."""
+@dataclass(frozen=True)
+class Measured:
+    """What one walk found."""
+
+    texts: int
+    """How many texts were measured."""
+    low: list[Low]
+    """The ones under AA."""
+    lowest: str
+    """The text closest to its limit, with its ratio (for the record)."""
+
+
+def low_contrast(page: Any, roots: str, minimum: float = 4.5) -> Measured:
+    """The texts under every element ``roots`` selects, measured."""
     got = page.evaluate(_WALK, [roots, minimum])
-    return int(got["texts"]), [Low(**x) for x in got["found"]]
+    lo = got["lowest"] or {}
+    return Measured(int(got["texts"]), [Low(**x) for x in got["found"]],
+                    f"{lo.get('ratio')}:1 {lo.get('text')!r}")
 
 
 def switch_theme(page: Any, name: str, timeout_ms: int) -> None:

@@ -126,31 +126,35 @@ def _decide_all(cells: Any, live: dict[str, Any]) -> None:
         _wait_static(cells.nth(i))
 
 
-def _measure(page: Any, phase: str, theme: str, problems: list[str]) -> int:
-    texts, low = low_contrast(page, OUTPUTS)
-    problems.extend(f"{theme}, {phase}: {x}" for x in low)
-    return texts
+def _measure(page: Any, phase: str, theme: str, problems: list[str]) -> str:
+    got = low_contrast(page, OUTPUTS)
+    problems.extend(f"{theme}, {phase}: {x}" for x in got.low)
+    return f"{got.texts} texts, lowest {got.lowest}"
 
 
-def _measure_saved(context: Any, page: Any, problems: list[str]) -> int:
+def _measure_saved(context: Any, page: Any, problems: list[str]) -> str:
     """The finished turns' HTML on pages without JupyterLab's variables."""
     html = "".join(page.locator(".pw-turn.pw-static").evaluate_all(
-        "els => els.map(e => e.outerHTML)"))
+        # what JupyterLab adds to a rendered heading (its ¶ link) is not in the saved output
+        """els => els.map(e => { const copy = e.cloneNode(true);
+                                  copy.querySelectorAll('.jp-InternalAnchorLink')
+                                      .forEach(a => a.remove());
+                                  return copy.outerHTML; })"""))
     assert "pw-card-plan" in html and "pw-diff" in html, "the saved record has no plan"
     plain = context.new_page()
-    total = 0
+    out = []
     try:
         for name, body in STATIC_BASES.items():
             for variables, how in (("", ""), (LIGHT_VARIABLES, " with ipywidgets' palette")):
                 if not variables and name.startswith("white"):
                     continue
                 plain.set_content(static_page(body, html, variables))
-                texts, low = low_contrast(plain, "#record")
-                total += texts
-                problems.extend(f"saved record on a {name}{how}: {x}" for x in low)
+                got = low_contrast(plain, "#record")
+                out.append(f"{name}{how}: {got.texts} texts, lowest {got.lowest}")
+                problems.extend(f"saved record on a {name}{how}: {x}" for x in got.low)
     finally:
         plain.close()
-    return total
+    return "; ".join(out)
 
 
 def test_every_text_is_readable_in_each_theme(tmp_path: Path) -> None:
@@ -167,7 +171,7 @@ def test_every_text_is_readable_in_each_theme(tmp_path: Path) -> None:
     notebook.write_text(json.dumps(code_notebook(CELLS), indent=1), encoding="utf-8")
     SHOTS.mkdir(parents=True, exist_ok=True)
     problems: list[str] = []
-    measured: dict[str, int] = {}
+    measured: dict[str, str] = {}
     with jupyter_server(tmp_path, root, "lab") as server, sync_playwright() as pw:
         context = browser(pw, tmp_path / "chromium-profile", 1000, 1400)
         page = context.new_page()
@@ -198,7 +202,7 @@ def test_every_text_is_readable_in_each_theme(tmp_path: Path) -> None:
             raise
         finally:
             context.close()
-    print(f"\ntexts measured: {measured}")
-    assert all(n > 20 for n in measured.values()), f"too few texts measured: {measured}"
+    print("\n" + "\n".join(f"{k}: {v}" for k, v in measured.items()))
+    assert all(int(v.split()[0]) > 100 for k, v in measured.items() if k != "saved"), measured
     assert not problems, (f"{len(problems)} texts under WCAG AA:\n" + "\n".join(problems))
 
