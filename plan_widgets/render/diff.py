@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from .look import DIFF_ADD_LINE, DIFF_DEL, DIFF_DEL_LINE, DIFF_INS
 from .markdown import escape
 
+# The diff's styles live in render/look.py (DIFF_*); these old names stay for code that used them.
+_ADD_LINE, _DEL_LINE, _INS, _DEL = DIFF_ADD_LINE, DIFF_DEL_LINE, DIFF_INS, DIFF_DEL
 _WORDS = re.compile(r"\s+|\S+")
 """Tokens for the word diff inside a changed line: words (with their punctuation) and the
 space between them."""
