@@ -10,9 +10,11 @@ Where the colours come from (measured, issue 41):
 - **Its lightness** comes from the text colour around it: a coloured text is
   ``color-mix(in srgb, <hue> 60%, currentColor)``, so it is a shade of the page's own text
   colour, dark on a light page and light on a dark one. JupyterLab's hues are not text
-  colours in every theme: ``--jp-error-color1`` is ``#f44336`` in JupyterLab Dark, 3.7:1 on
-  its ``#111`` background, and ``--jp-warn-color1`` ``#f57c00`` in Light, 2.9:1 on white;
-  mixed, every text measured 5.4:1 or more in JupyterLab Light, Dark and Dark High Contrast
+  colours in every theme: in JupyterLab Light ``--jp-warn-color1`` (``#f57c00``) is 2.70:1
+  on white and ``--jp-success-color1`` (``#388e3c``) 4.12:1, and a fixed colour good on
+  white fails on Dark's ``#111`` (``#b45309``, "waiting for you", measured 3.76:1). Now the
+  lowest text of the cards, the bar and a turn measures 5.02:1 (the Keep planning button) in
+  JupyterLab Light, Dark and Dark High Contrast, and 5.92:1 once the turn has ended
   (tests/test_browser_contrast.py). A background is a translucent wash of its hue
   (``color-mix(... transparent)``) over whatever is under it, and its text keeps the page's
   colour. No text is drawn on an opaque colour of ours.
@@ -39,7 +41,7 @@ from __future__ import annotations
 
 _MIX = 60
 """Percent of the hue in a coloured text (the rest is the page's text colour): 60 keeps the
-hue recognizable and every text at 5.4:1 or more in the three themes (see above)."""
+hue recognizable and every text at AA with a margin in the three themes (see above)."""
 
 
 def ink(hue: str, fallback: str = "") -> str:
@@ -70,7 +72,8 @@ INFO = ink("--jp-brand-color1", "#1976d2")
 PLAN = ink("#7c3aed")
 """Plan mode and the plan card (JupyterLab has no violet of its own)."""
 MUTED = "color-mix(in srgb, currentColor 70%, transparent)"
-"""Secondary text: the page's text colour at 70% (6:1 or more on the three themes' pages)."""
+"""Secondary text: the page's text colour at 70% (5.92:1 in a finished turn in JupyterLab
+Light, the lowest of any text there)."""
 TEXT = "currentColor"
 """The page's text colour (a marker with no meaning of its own: model, context)."""
 
