@@ -6,7 +6,8 @@ a plan sent back with Keep planning and revised (the Changes view, "Sent back", 
 a tool permission (an Edit with its diff, after a Bash command allowed), a question card, and a
 kernel-code card; each cell's control bar shows its markers and "waiting for you". The page is
 measured in each theme, picked by mouse (Settings > Theme). Then every card is decided by mouse,
-the turns turn static, and the page is measured again in each theme. Last, the finished turns'
+the turns turn static, the plan's Rewind files shows its confirmation card, and the page is
+measured again in each theme. Last, the finished turns'
 static HTML (what a saved notebook keeps) is measured on pages with none of JupyterLab's
 variables: a white page, VS Code's dark default, and VS Code's dark page carrying ipywidgets'
 light palette (tests/contrast.py says why). Screenshots of the plan, tool and question cards
@@ -115,6 +116,10 @@ def _cards_waiting(page: Any, cells: Any) -> dict[str, Any]:
 
 
 def _decide_all(cells: Any, live: dict[str, Any]) -> None:
+    """Decides every card by mouse, waits for the turns to end, and opens the plan's bar's
+    Rewind files (its confirmation is a card of its own)."""
+    from playwright.sync_api import expect
+
     _button(live["plan"], "Approve").click()
     _button(live["tool"], "Allow").click()
     question = live["question"]
@@ -124,6 +129,10 @@ def _decide_all(cells: Any, live: dict[str, Any]) -> None:
     _button(live["code"], "Allow").click()
     for i in (1, 2, 3, 4):
         _wait_static(cells.nth(i))
+    bar = cells.nth(1).locator(".pw-control-bar").first
+    bar.locator("button", has_text=re.compile(r"Rewind files \(turn \d+\)")).click()
+    expect(_button(bar.locator(".pw-card-rewind"), "Rewind these files")).to_be_visible(
+        timeout=CELL_TIMEOUT * 1000)
 
 
 def _measure(page: Any, phase: str, theme: str, problems: list[str]) -> str:
@@ -157,6 +166,7 @@ def _measure_saved(context: Any, page: Any, problems: list[str]) -> str:
     return "; ".join(out)
 
 
+@pytest.mark.timeout(600)  # one page does three themes' work: 135 s here, 316 s at load 35
 def test_every_text_is_readable_in_each_theme(tmp_path: Path) -> None:
     from jupyter_ui import require_browser
 

@@ -14,7 +14,7 @@ Where the colours come from (measured, issue 41):
   on white and ``--jp-success-color1`` (``#388e3c``) 4.12:1, and a fixed colour good on
   white fails on Dark's ``#111`` (``#b45309``, "waiting for you", measured 3.76:1). Now the
   lowest text of the cards, the bar and a turn measures 5.02:1 (the Keep planning button) in
-  JupyterLab Light, Dark and Dark High Contrast, and 5.92:1 once the turn has ended
+  JupyterLab Light, Dark and Dark High Contrast, live and once the turn has ended
   (tests/test_browser_contrast.py). A background is a translucent wash of its hue
   (``color-mix(... transparent)``) over whatever is under it, and its text keeps the page's
   colour. No text is drawn on an opaque colour of ours.
@@ -72,8 +72,8 @@ INFO = ink("--jp-brand-color1", "#1976d2")
 PLAN = ink("#7c3aed")
 """Plan mode and the plan card (JupyterLab has no violet of its own)."""
 MUTED = "color-mix(in srgb, currentColor 70%, transparent)"
-"""Secondary text: the page's text colour at 70% (5.92:1 in a finished turn in JupyterLab
-Light, the lowest of any text there)."""
+"""Secondary text: the page's text colour at 70% (a finished turn's footer, 5.92:1 in
+JupyterLab Light)."""
 TEXT = "currentColor"
 """The page's text colour (a marker with no meaning of its own: model, context)."""
 

@@ -18,7 +18,7 @@ from ...agent.decisions import ToolDecision
 from ...agent.gate import EDIT_TOOLS
 from ...render import prompts
 from ...render.decision import suggestion_text, title_html, wrapping
-from ...render.look import BORDER, ERROR, SUCCESS
+from ...render.look import BORDER, DIFF_ADD_TEXT, DIFF_DEL_TEXT
 from ...render.markdown import SMALL_STYLE, escape, summarize
 from ..markdown import html_output, set_html
 from ..shared import look, on_click, shared, typed_line
@@ -55,8 +55,8 @@ def preview(tool: str, tool_input: dict[str, Any]) -> str:
 
 def _diff(old: list[str], new: list[str]) -> str:
     """Removed and added lines (escaped HTML for a ``<pre>``), in red and green."""
-    return "\n".join([f'<span style="color:{ERROR}">{escape("- " + ln)}</span>' for ln in old]
-                     + [f'<span style="color:{SUCCESS}">{escape("+ " + ln)}</span>' for ln in new])
+    return "\n".join([f'<span style="{DIFF_DEL_TEXT}">{escape("- " + ln)}</span>' for ln in old]
+                     + [f'<span style="{DIFF_ADD_TEXT}">{escape("+ " + ln)}</span>' for ln in new])
 
 
 def head(d: ToolDecision, shown: Preview = preview) -> str:
