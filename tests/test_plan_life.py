@@ -25,6 +25,7 @@ from plan_widgets.model import fold
 from plan_widgets.model.errors import OptionError
 from plan_widgets.model.options import SessionOptions
 from plan_widgets.render import diff as diff_mod
+from plan_widgets.render import look
 from plan_widgets.render.markdown import html_block
 from plan_widgets.store import read_events
 
@@ -160,8 +161,8 @@ class _Styles(HTMLParser):
         self.styles.update(v or "" for k, v in attrs if k == "style")
 
 
-OUR_STYLES = {"display:block;", f"display:block;{diff_mod._ADD_LINE}",
-              f"display:block;{diff_mod._DEL_LINE}", diff_mod._INS, diff_mod._DEL,
+OUR_STYLES = {"display:block;", f"display:block;{look.DIFF_ADD_LINE}",
+              f"display:block;{look.DIFF_DEL_LINE}", look.DIFF_INS, look.DIFF_DEL,
               "white-space:pre-wrap"}
 
 
@@ -183,7 +184,7 @@ def test_the_diff_marks_lines_and_words() -> None:
     new = "# Plan\n\n1. Create `hello.py` and `test.py`.\n3. New step.\n2. Done.\n"
     html = diff_mod.diff_html(old, new)
     assert "+2 −1 lines" in html
-    assert f'<ins style="{diff_mod._INS}">' in html and "test.py" in html
+    assert f'<ins style="{look.DIFF_INS}">' in html and "test.py" in html
     assert re.search(r">- </?", html) or "- " in html
     text = diff_mod.diff_markdown(old, new)
     assert text.startswith("```diff\n--- previous plan\n+++ revised plan\n")

@@ -8,6 +8,10 @@ keeps ``$`` and ``\\`` away from the math renderers).
 
 from __future__ import annotations
 
+import re
+from functools import cache
+
+from .look import CODE_TOKENS
 from .markdown import escape
 
 MAX_LINES = 200
@@ -24,9 +28,33 @@ def highlight_python(code: str, max_lines: int = MAX_LINES) -> str:
         from pygments.formatters import HtmlFormatter
         from pygments.lexers import PythonLexer
 
-        body = highlight(text, PythonLexer(), HtmlFormatter(nowrap=True, noclasses=True,
-                                                            style="default")).rstrip("\n")
+        classed = highlight(text, PythonLexer(), HtmlFormatter(nowrap=True)).rstrip("\n")
+        styles = _token_styles()
+        body = _SPAN.sub(lambda m: _styled(styles.get(m[1])), classed)
     except ImportError:  # pragma: no cover - IPython brings Pygments
         body = escape(text)
     tail = f"\n… {more:,} more lines" if more > 0 else ""
     return f'<pre class="pw-code">{body}{escape(tail)}</pre>'
+
+
+_SPAN = re.compile(r'<span class="([a-z0-9]+)">')
+
+
+def _styled(style: str | None) -> str:
+    return f'<span style="color:{style}">' if style else "<span>"
+
+
+@cache
+def _token_styles() -> dict[str, str]:
+    """Pygments' short class of each token type → its colour from :data:`CODE_TOKENS` (inline
+    styles: a saved notebook carries no style sheet of ours)."""
+    from pygments.token import STANDARD_TYPES
+
+    out = {}
+    for ttype, short in STANDARD_TYPES.items():
+        name = str(ttype).removeprefix("Token").lstrip(".")
+        while name and name not in CODE_TOKENS:
+            name = name.rpartition(".")[0]
+        if name and short:
+            out[short] = CODE_TOKENS[name]
+    return out

@@ -17,7 +17,8 @@ from typing import Any
 
 from ..agent.decisions import Decision, Outcome, PlanDecision
 from .agents import asker
-from .markdown import CARD_TITLE_STYLE, SMALL_STYLE, WRAP_STYLE, escape
+from .look import CARD_TITLE_STYLE, ERROR, PLAN, SMALL_STYLE, SUCCESS, WARN, WRAP_STYLE
+from .markdown import escape
 from .outcomes import outcome_parts
 
 
@@ -74,7 +75,7 @@ def wrapping(safe_html: str) -> str:
 def asker_html(d: Described) -> str:
     """The card's first line naming the subagent that asks (safe HTML; empty for the main
     agent)."""
-    return (f'<div class="pw-card-asker" style="{SMALL_STYLE};color:#6d28d9">↳ '
+    return (f'<div class="pw-card-asker" style="{SMALL_STYLE};color:{PLAN}">↳ '
             f"{escape(d.asker)}</div>") if d.asker else ""
 
 
@@ -87,14 +88,14 @@ def status_html(d: Described, live: bool = False) -> str:
     if o is None and d.superseded:
         return "<span>Superseded by a revised plan below</span>"
     if o is None and not live:
-        return (f'<span style="color:#b45309">Asked at {when(d.asked_at)}; not decided as of '
+        return (f'<span style="color:{WARN}">Asked at {when(d.asked_at)}; not decided as of '
                 f"{when(time.time())}</span>")
     if o is None:
         until = f"; expires at {when(d.expires_at)}" if d.expires_at else ""
-        return (f'<span style="color:#b45309">Waiting for you (since {when(d.asked_at)}'
+        return (f'<span style="color:{WARN}">Waiting for you (since {when(d.asked_at)}'
                 f"{until})</span>")
     text, extra = outcome_parts(o)
-    color = "#047857" if o.granted else "#b91c1c"
+    color = SUCCESS if o.granted else ERROR
     sup = " · superseded by a revised plan below" if d.superseded else ""
     if d.fresh:  # issue 22: agent/handoff
         sup += " · started fresh: the plan runs in a new conversation"

@@ -13,12 +13,11 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
+from .look import DIFF_ADD_LINE, DIFF_DEL, DIFF_DEL_LINE, DIFF_INS
 from .markdown import escape
 
-_ADD_LINE = "background:#dcfce7"
-_DEL_LINE = "background:#fee2e2"
-_INS = "background:#86efac;text-decoration:none"
-_DEL = "background:#fca5a5;text-decoration:line-through"
+# The diff's styles live in render/look.py (DIFF_*); these old names stay for code that used them.
+_ADD_LINE, _DEL_LINE, _INS, _DEL = DIFF_ADD_LINE, DIFF_DEL_LINE, DIFF_INS, DIFF_DEL
 _WORDS = re.compile(r"\s+|\S+")
 """Tokens for the word diff inside a changed line: words (with their punctuation) and the
 space between them."""
@@ -89,9 +88,9 @@ def _word_pair(old: str, new: str) -> tuple[str, str]:
             right.append(now)
             continue
         if was:
-            left.append(f'<del style="{_DEL}">{was}</del>')
+            left.append(f'<del style="{DIFF_DEL}">{was}</del>')
         if now:
-            right.append(f'<ins style="{_INS}">{now}</ins>')
+            right.append(f'<ins style="{DIFF_INS}">{now}</ins>')
     return "".join(left), "".join(right)
 
 
@@ -111,10 +110,10 @@ def _rows(old: str, new: str, notes: Mapping[int, str] | None = None) -> Iterato
                 left, right = _word_pair(was, now)
             else:
                 left, right = escape(was), escape(now)
-            removed.append(_line("- ", _DEL_LINE, left))
-            added.append(_line("+ ", _ADD_LINE, right))
-        removed += [_line("- ", _DEL_LINE, escape(x)) for x in a[i1 + pairs:i2]]
-        added += [_line("+ ", _ADD_LINE, escape(x)) for x in b[j1 + pairs:j2]]
+            removed.append(_line("- ", DIFF_DEL_LINE, left))
+            added.append(_line("+ ", DIFF_ADD_LINE, right))
+        removed += [_line("- ", DIFF_DEL_LINE, escape(x)) for x in a[i1 + pairs:i2]]
+        added += [_line("+ ", DIFF_ADD_LINE, escape(x)) for x in b[j1 + pairs:j2]]
         yield from removed
         yield from added
         yield "".join(notes.get(k, "") for k in range(i1 + 1, i2 + 1))

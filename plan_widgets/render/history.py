@@ -13,6 +13,7 @@ from typing import Any
 
 from ..model import Cost
 from ..model import events as ev
+from .look import ERROR, MUTED, SUCCESS
 from .markdown import WRAP_STYLE, escape, html_block, render_html, summarize
 from .outcomes import decision_status
 from .table import table_html
@@ -222,8 +223,7 @@ def history_lines(events: list[Any], st: Any) -> list[str]:
     return out
 
 
-_COLOR = {"approved": "#047857", "expired": "#b91c1c"}
-_GREY = "#6b7280"
+_COLOR = {"approved": SUCCESS, "expired": ERROR}
 
 
 def history_html(events: list[Any], st: Any) -> str:
@@ -243,7 +243,7 @@ def history_html(events: list[Any], st: Any) -> str:
 
 def _decision_html(d: Any) -> str:
     """One past decision: what was asked, and how it ended."""
-    color = _COLOR.get(d.status, _GREY)
+    color = _COLOR.get(d.status, MUTED)
     title = {"plan": "Plan", "question": "Questions", "tool": f"Tool {d.tool or ''}"}[d.kind]
     status = (f'<span class="pw-history-status" style="color:{color}"><b>{escape(title)} '
               f"{escape(d.id)}</b> (turn {d.turn}, asked {escape(when(d.ts_asked, '%H:%M:%S'))})"

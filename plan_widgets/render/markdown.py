@@ -25,6 +25,10 @@ from itertools import accumulate
 from typing import Any
 
 from .engine import block_lines, blocks, style_headings, to_html
+from .look import CARD_HEADING_STYLE
+from .look import CARD_TITLE_STYLE as CARD_TITLE_STYLE  # (their old home: render.look now)
+from .look import SMALL_STYLE as SMALL_STYLE
+from .look import WRAP_STYLE as WRAP_STYLE
 
 
 def escape(text: Any) -> str:
@@ -79,29 +83,6 @@ def render_html(src: str, *, card: bool = False) -> str:
     """
     out = to_html(src or "")
     return html_block(style_headings(out, CARD_HEADING_STYLE) if card else out, "pw-md")
-
-
-# A card's title and the headings inside it (a plan's "# Plan" would otherwise be twice the
-# size of the card's title). Inline styles, not a <style> element: they need no selector that
-# could reach the rest of the page, and JupyterLab's sanitizer keeps them (font-size, margin)
-# when a saved notebook is opened again, where it removes <style> elements.
-CARD_TITLE_STYLE = "font-size:1.25em;font-weight:600;margin:0 0 0.4em 0"
-# Long words (paths, commands, URLs) break inside a card, a tool line or a static turn instead
-# of widening it past a narrow notebook (JupyterLab with its file browser open at 800 px leaves
-# a card some 360 px). The sanitizer keeps overflow-wrap: normal|break-word (not "anywhere").
-WRAP_STYLE = "overflow-wrap:break-word"
-# A small line on a card (the plan file, what Always allow applies): its own font size and line
-# height (a <small> keeps the line height of the text around it, so its lines looked
-# double-spaced when they wrapped).
-SMALL_STYLE = "font-size:0.85em;line-height:1.45;margin:0.25em 0"
-# bold: scaled down to the text's size, a plain heading no longer looked like one
-_HEADING_MARGIN = "font-weight:600;margin:0.7em 0 0.35em 0"
-CARD_HEADING_STYLE = {
-    "h1": f"font-size:1.15em;{_HEADING_MARGIN}",
-    "h2": f"font-size:1.08em;{_HEADING_MARGIN}",
-    "h3": f"font-size:1.02em;{_HEADING_MARGIN}",
-    "h4": f"font-size:1em;{_HEADING_MARGIN}",
-}
 
 
 def markdown_bundle(src: str) -> dict[str, str]:

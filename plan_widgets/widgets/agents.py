@@ -21,6 +21,7 @@ import ipywidgets as w
 
 from ..agent.tasks import spawn
 from ..render.agents import agent_said, agent_state
+from ..render.look import ERROR, MUTED
 from ..render.markdown import escape, html_block, summarize
 from .shared import close_tree, look, on_click, shared
 
@@ -34,11 +35,11 @@ def row_html(rec: Any, now: float | None = None) -> str:
     """One agent in the list (safe HTML)."""
     mark = "" if rec.running else ("✓ " if rec.status == "completed" else "✗ ")
     state = agent_state(rec, now)
-    said = (f' <span style="color:#6b7280">— {escape(summarize(agent_said(rec), 200))}</span>'
+    said = (f' <span style="color:{MUTED}">— {escape(summarize(agent_said(rec), 200))}</span>'
             if agent_said(rec) and not rec.running else "")
     return (f'<div style="line-height:1.45;overflow-wrap:break-word">{mark}'
             f"<b>{escape(summarize(rec.description or rec.id, 80))}</b> "
-            f'<small style="color:#6b7280">{escape(state)}</small>{said}</div>')
+            f'<small style="color:{MUTED}">{escape(state)}</small>{said}</div>')
 
 
 def shown_agents(agents: tuple[Any, ...]) -> list[Any]:
@@ -73,6 +74,7 @@ class AgentsPanel:
         running = sum(1 for a in agents if a.running)
         self.button.description = f"agents {running}"
         self.button.button_style = "info" if running else ""
+        self.button.style = shared("button-info" if running else "button")
         self.button.tooltip = (f"{running} subagent{'s' if running != 1 else ''} running, "
                                f"{len(agents) - running} ended (click for the list)")
         if self.opened:
@@ -169,7 +171,7 @@ class AgentsPanel:
                 entry[2].disabled = False
                 entry[2].description = "Stop"
             text = " ".join(str(e).split()) or type(e).__name__
-            self._say(f'<small style="color:#b91c1c">Could not stop it: {escape(text[:300])}'
+            self._say(f'<small style="color:{ERROR}">Could not stop it: {escape(text[:300])}'
                       "</small>")
             if self.opened:
                 self._fill()

@@ -23,6 +23,7 @@ from IPython.display import display
 from ..agent.checklist import progress
 from ..agent.mode_names import mode_title, mode_tooltip
 from ..agent.tasks import spawn
+from ..render.look import BADGE_STYLE, ERROR, INFO, MUTED, PLAN, SUCCESS, TEXT, WARN
 from ..render.markdown import escape, html_block
 from .agents import bar_agents
 from .rewind import bar_rewind
@@ -40,22 +41,21 @@ from .shared import (
 if TYPE_CHECKING:
     from ..agent.session import Session
 
-_GREY = "#6b7280"
+_GREY = MUTED
 _STATE_LABELS = {
-    "idle": ("idle", "#6b7280"),
-    "starting": ("starting…", "#6b7280"),
-    "working": ("working…", "#2563eb"),
-    "waiting": ("waiting for you", "#b45309"),
-    "asleep": ("asleep", "#6b7280"),
-    "dead": ("ended", "#b91c1c"),
-    "closed": ("closed", "#6b7280"),
+    "idle": ("idle", MUTED),
+    "starting": ("starting…", MUTED),
+    "working": ("working…", INFO),
+    "waiting": ("waiting for you", WARN),
+    "asleep": ("asleep", MUTED),
+    "dead": ("ended", ERROR),
+    "closed": ("closed", MUTED),
 }
 
 
-def _badge(label: str, value: str, color: str = "#374151", title: str = "") -> str:
+def _badge(label: str, value: str, color: str = TEXT, title: str = "") -> str:
     return (
-        f'<span title="{escape(title)}" style="border:1px solid {color};border-radius:4px;'
-        f'padding:1px 6px;color:{color};font-size:12px;white-space:nowrap">'
+        f'<span title="{escape(title)}" style="{BADGE_STYLE.format(color=color)}">'
         f"{escape(label)} <b>{escape(value)}</b></span>"
     )
 
@@ -69,10 +69,10 @@ def progress_badges(st: Any, ctx: Any) -> str:
         done, total = progress(tasks)
         left = ", ".join(str(t.get("subject", "")) for t in tasks
                          if t.get("status") != "completed")
-        out.append(_badge("tasks", f"{done}/{total}", "#047857" if done == total else "#2563eb",
+        out.append(_badge("tasks", f"{done}/{total}", SUCCESS if done == total else INFO,
                           f"the agent's task list; not done: {left}" if left else "all done"))
     if ctx is not None:
-        color = "#b91c1c" if ctx.percentage >= 80 else "#374151"
+        color = ERROR if ctx.percentage >= 80 else TEXT
         out.append(_badge("", ctx.label, color, "\n".join(ctx.lines())))
     return " ".join(out)
 
@@ -84,7 +84,7 @@ def mcp_badge(trouble: tuple[tuple[str, str, str | None], ...]) -> str:
         return ""
     names = ", ".join(n for n, _s, _e in trouble)
     tip = "\n".join(f"{n}: {st}" + (f" ({e})" if e else "") for n, st, e in trouble)
-    return _badge("MCP ✗", names, "#b91c1c", f"{tip}\n%claude mcp lists every server")
+    return _badge("MCP ✗", names, ERROR, f"{tip}\n%claude mcp lists every server")
 
 
 class ControlBar(w.HBox):
@@ -236,23 +236,23 @@ class ControlBar(w.HBox):
         mode = st.mode or "?"
         if st.requested_mode and st.requested_mode != st.mode:
             mode_html = _badge("mode", f"{mode_title(mode)} → {mode_title(st.requested_mode)}…",
-                               "#b45309", f"{mode} → {st.requested_mode} (SDK names): "
+                               WARN, f"{mode} → {st.requested_mode} (SDK names): "
                                "requested, not yet confirmed by the CLI")
         elif st.refused:
-            mode_html = _badge("mode", f"{mode_title(mode)} (refused: {st.refused})", "#b91c1c",
+            mode_html = _badge("mode", f"{mode_title(mode)} (refused: {st.refused})", ERROR,
                                f"{mode} (SDK name): the CLI refused the last mode change")
         elif st.mode is None:  # nothing reported yet (starting, or it never started)
-            mode_html = _badge("mode", "?", "#6b7280", "not reported by the CLI yet")
+            mode_html = _badge("mode", "?", MUTED, "not reported by the CLI yet")
         else:
-            color = "#7c3aed" if mode == "plan" else "#047857"
+            color = PLAN if mode == "plan" else SUCCESS
             mode_html = _badge("mode", mode_title(mode), color,  # the CLI's UI names (issue 22)
                                f"{mode_tooltip(mode)}; confirmed by the CLI")
         self.mode_marker.value = mode_html
-        self.model_marker.value = _badge("model", st.model or "?", "#374151",
+        self.model_marker.value = _badge("model", st.model or "?", TEXT,
                                          "the model that last answered")
-        label, color = _STATE_LABELS.get(status, (status, "#374151"))
+        label, color = _STATE_LABELS.get(status, (status, TEXT))
         if note and status == "working":  # "retrying 2/10…", "compacting…"
-            label, color = note, "#b45309"
+            label, color = note, WARN
         # the state, then "tasks 3/5" and "ctx 12%" once there are any (no model more), and
         # the MCP servers that failed or need authentication
         self.state_marker.value = " ".join(

@@ -29,6 +29,7 @@ from typing import Any, Protocol
 
 import ipywidgets as w
 
+from ..render.look import MUTED, RULE
 from ..render.markdown import escape, html_block
 from .shared import (
     close_tree,
@@ -100,8 +101,8 @@ class CellStack:
         view._stack = self
         if self.handle is not None:
             view._handle = _Member(self)
-        head = ('<div class="pw-follow-title" style="color:#6b7280;font-size:0.9em;'
-                f'border-top:1px dashed #d1d5db;padding-top:2px;margin-top:0.6em">'
+        head = (f'<div class="pw-follow-title" style="color:{MUTED};font-size:0.9em;'
+                f'border-top:1px dashed {RULE};padding-top:2px;margin-top:0.6em">'
                 f'{escape(title)}</div>')  # apart from the turn's closing line above it
         view.children = (w.HTML(html_block(head, "pw-html"), **look("layout", "html")),)
         self.members.append(view)

@@ -12,10 +12,11 @@ from typing import Any
 
 import ipywidgets as w
 
+from ..render.look import WARN
 from ..render.markdown import escape, html_block
 from .shared import close_tree, look
 
-_LIVE_STYLE = "color:#b45309"
+_LIVE_STYLE = f"color:{WARN}"
 
 
 def live_html(text: str) -> str:

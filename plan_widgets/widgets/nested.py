@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import ipywidgets as w
 
 from ..render.agents import agent_report, agent_said, agent_state, count, error_state
+from ..render.look import AGENT_RULE, MUTED
 from ..render.markdown import escape, html_block, render_html, summarize
 from .kinds import card_for, card_html
 from .markdown import html_output, set_html
@@ -50,7 +51,7 @@ PART_LIMIT = 60
 line re-sends its whole block (a tool line is at most about 8 KB: its input and result are
 cut at 4,000 characters each), so a long-running agent's block stays bounded."""
 RESULT_LIMIT = 20_000
-_BODY_STYLE = "border-left:2px solid #c4b5fd;padding-left:8px;margin:2px 0 4px 4px"
+_BODY_STYLE = f"border-left:2px solid {AGENT_RULE};padding-left:8px;margin:2px 0 4px 4px"
 ToolHtml = Callable[..., str]
 
 
@@ -278,7 +279,7 @@ class Nested:
         if not text.strip():
             return
         label = f"Thinking… {count(len(text), 'chars')}"
-        safe = ('<details class="pw-thinking"><summary><small style="color:#6b7280">'
+        safe = (f'<details class="pw-thinking"><summary><small style="color:{MUTED}">'
                 f"{escape(label)}</small></summary>{render_html(text)}</details>")
         v = self.view
         out = None if v.static else html_output(safe, layout=shared("layout"))

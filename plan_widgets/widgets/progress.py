@@ -10,10 +10,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..agent.checklist import progress
+from ..render.look import INFO, MUTED, SUCCESS
 from ..render.markdown import escape
 
-_MARK = {"pending": ("☐", "#6b7280", "pending"), "in_progress": ("◐", "#2563eb", "in progress"),
-         "completed": ("☑", "#047857", "done")}
+_MARK = {"pending": ("☐", MUTED, "pending"), "in_progress": ("◐", INFO, "in progress"),
+         "completed": ("☑", SUCCESS, "done")}
 
 
 def tasks_html(tasks: Iterable[Mapping[str, Any]]) -> str:
@@ -23,10 +24,10 @@ def tasks_html(tasks: Iterable[Mapping[str, Any]]) -> str:
     rows = []
     for t in items:
         status = str(t.get("status", "pending"))
-        mark, color, word = _MARK.get(status, ("☐", "#6b7280", status))
+        mark, color, word = _MARK.get(status, ("☐", MUTED, status))
         subject = escape(t.get("subject", ""))
         if status == "completed":
-            subject = f'<span style="text-decoration:line-through;color:#6b7280">{subject}</span>'
+            subject = f'<span style="text-decoration:line-through;color:{MUTED}">{subject}</span>'
         elif status == "in_progress":
             doing = t.get("active_form") or ""
             subject = f"<b>{subject}</b>" + (f" <small>({escape(doing)}…)</small>"

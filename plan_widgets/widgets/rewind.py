@@ -20,6 +20,7 @@ import ipywidgets as w
 from ..agent.gate import is_plan_file
 from ..agent.rewind import NOT_TRACKED, RewindPlan
 from ..agent.tasks import spawn
+from ..render.look import ERROR, MUTED, SUCCESS
 from ..render.markdown import CARD_TITLE_STYLE, SMALL_STYLE, escape, html_block, summarize
 from ..render.paths import home_short
 from .shared import close_tree, look, on_click, shared
@@ -54,7 +55,7 @@ def files_changed_html(turn: int, files: list[str], cwd: str | None) -> tuple[st
     text = (f"*Files changed: {', '.join(f'`{summarize(n, 80)}`' for n in names[:10])}{more}. "
             f"To put them back: `%claude rewind {turn}`*")
     shown = ", ".join(f"<code>{escape(summarize(n, 80))}</code>" for n in names[:10])
-    html = (f'<div class="pw-files"><small style="color:#6b7280">Files changed: {shown}{more}. '
+    html = (f'<div class="pw-files"><small style="color:{MUTED}">Files changed: {shown}{more}. '
             f"To put them back: <code>%claude rewind {turn}</code></small></div>")
     return text, html_block(html, "pw-html")
 
@@ -132,7 +133,7 @@ class RewindPanel:
                  if self.turn < getattr(self.session.state, "turns", self.turn) else "")
         if self.confirm_button is None:
             self.confirm_button = w.Button(description="Rewind these files", icon="undo",
-                                           button_style="danger", **look("auto", "button"))
+                                           button_style="danger", **look("auto", "button-danger"))
             on_click(self.confirm_button, lambda _b: self.confirm())
             self.cancel_button = w.Button(description="Cancel", **look("auto", "button"))
             on_click(self.cancel_button, lambda _b: self.cancel())
@@ -165,13 +166,13 @@ class RewindPanel:
             self._failed(e)
             return
         self.button.disabled = False  # it can be done again (after more turns, say)
-        self._say(f'<span style="color:#047857"><b>Rewound {escape(done.summary)}</b> to before '
+        self._say(f'<span style="color:{SUCCESS}"><b>Rewound {escape(done.summary)}</b> to before '
                   f"turn {self.turn} at {time.strftime('%H:%M:%S')}.</span>")
 
     def _failed(self, e: BaseException) -> None:
         self.button.disabled = False
         text = " ".join(str(e).split()) or type(e).__name__
-        self._say(f'<span style="color:#b91c1c">Could not rewind: {escape(text[:300])}</span>')
+        self._say(f'<span style="color:{ERROR}">Could not rewind: {escape(text[:300])}</span>')
 
     def widgets(self) -> list[w.Widget]:
         """Every widget made so far (to close them)."""

@@ -21,10 +21,11 @@ from ipywidgets.widgets.widget_bool import CheckboxStyle, ToggleButtonStyle
 from ipywidgets.widgets.widget_description import DescriptionStyle
 from ipywidgets.widgets.widget_string import HTMLStyle, TextStyle
 
-# A decision card is one flex box whose lines wrap: a widget on a line of its own is "full"
-# width, buttons size to their text, and two "half" fields share a line when there is room.
-_CARD_BOX = {"display": "flex", "flex_flow": "row wrap", "align_items": "center",
-             "padding": "6px 10px", "margin": "6px 0"}
+from ..render.look import BORDER, BUTTON, BUTTON_TEXT, CARD_BOX
+
+# A decision card is one flex box whose lines wrap (render.look.CARD_BOX): a widget on a line
+# of its own is "full" width, buttons size to their text, and two "half" fields share a line
+# when there is room.
 CARD_COLORS: dict[str, str] = {}
 """Each decision kind's colour (its cards' border, live and static), by the decision's kind:
 each kind gives its own (widgets/kinds registers them, see :func:`card_color`)."""
@@ -238,7 +239,12 @@ def update_display(handle: Any, bundle: dict[str, Any], what: str) -> None:
 
 
 def _card_layout(color: str) -> Callable[[], w.Widget]:
-    return lambda: w.Layout(border=f"2px solid {color}", **_CARD_BOX)
+    return lambda: w.Layout(border=f"2px solid {color}", **CARD_BOX)
+
+
+def _button_style(color: str) -> Callable[[], w.Widget]:
+    """A coloured button's style (render.look.BUTTON: readable in every theme)."""
+    return lambda: w.ButtonStyle(button_color=color, text_color=BUTTON_TEXT)
 
 
 _FACTORIES: dict[str, Callable[[], w.Widget]] = {
@@ -255,9 +261,10 @@ _FACTORIES: dict[str, Callable[[], w.Widget]] = {
     "half": lambda: w.Layout(flex="1 1 240px"),
     "bar": lambda: w.Layout(align_items="center", flex_flow="row wrap"),
     # Rewind files' confirmation: a card of its own line in the control bar
-    "card-rewind": lambda: w.Layout(border="2px solid #b91c1c", flex="1 1 100%", min_width="0",
-                                    **_CARD_BOX),
+    "card-rewind": lambda: w.Layout(border=f"2px solid {BORDER['rewind']}", flex="1 1 100%",
+                                    min_width="0", **CARD_BOX),
     "button": w.ButtonStyle,
+    **{f"button-{kind}": _button_style(color) for kind, color in BUTTON.items()},
     "toggle": ToggleButtonStyle,
     "html": HTMLStyle,
     "text": TextStyle,
@@ -286,6 +293,7 @@ def warm() -> None:
     """Open the shared models the cards use, ahead of the first card (a card then shows after
     only its own models; see docs/benchmarks.md, figure 2)."""
     for name in ("full", "option", "half", "text", "html", "button", "auto", "checkbox",
+                 *(f"button-{kind}" for kind in BUTTON),
                  "radio", *(f"card-{kind}" for kind in CARD_COLORS)):
         shared(name)
 

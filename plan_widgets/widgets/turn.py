@@ -20,6 +20,7 @@ from ..agent.decisions import Decision
 from ..render.agents import AGENT_TOOLS, error_state, shown_result
 from ..render.code import highlight_python
 from ..render.decision import paused_at
+from ..render.look import ERROR, MUTED, WARN
 from ..render.markdown import WRAP_STYLE, escape, html_block, render_html, summarize
 from ..render.paths import home_short
 from . import shared as sh
@@ -44,11 +45,9 @@ OTHER_TOOL = "•"
 def _tool_html(name: str, tool_input: dict[str, Any], result: Any = None,
                is_error: bool = False, done: bool = False) -> str:
     code = tool_input.get("code") if name.startswith("mcp__") else None
-    path = tool_input.get("file_path") or tool_input.get("notebook_path")
-    head = summarize(tool_input.get("command") or (home_short(path) if isinstance(path, str)
-                                                   else path)
-                     or tool_input.get("pattern") or tool_input.get("title") or code
-                     or tool_input.get("name") or tool_input, 100)
+    path = home_short(str(tool_input.get("file_path") or tool_input.get("notebook_path") or ""))
+    head = summarize(tool_input.get("command") or path or tool_input.get("pattern")
+                     or tool_input.get("title") or code or tool_input.get("name") or tool_input, 100)
     icon = TOOL_ICON.get(name, OTHER_TOOL)
     state = "" if done else " …"
     if done and is_error:
@@ -282,16 +281,16 @@ class WidgetTurnView(w.VBox):
         self._say_waiting()  # a later card: the line names it
 
     def marker(self, text: str) -> None:
-        html = html_block(f'<small style="color:#6b7280">— {escape(text)} —</small>', "pw-html")
+        html = html_block(f'<small style="color:{MUTED}">— {escape(text)} —</small>', "pw-html")
         self._part(f"*— {text} —*", html, None if self.static else _html_widget(html))
 
     def error(self, message: str) -> None:
-        html = html_block(f'<div style="color:#b91c1c"><b>{escape(message)}</b></div>', "pw-html")
+        html = html_block(f'<div style="color:{ERROR}"><b>{escape(message)}</b></div>', "pw-html")
         self._part(f"**{message}**", html, None if self.static else _html_widget(html))
 
     def finished(self, summary: str, ok: bool) -> None:
         mark = "✓" if ok else "✗"
-        html = html_block(f'<small style="color:#6b7280">{mark} {escape(summary)}</small>',
+        html = html_block(f'<small style="color:{MUTED}">{mark} {escape(summary)}</small>',
                           "pw-html pw-footer")
         footer = None if self.static else _html_widget(html)
         # the record says what the turn ran under (the live view has the bar right above;
@@ -299,7 +298,7 @@ class WidgetTurnView(w.VBox):
         ran = self.control.ran_words()
         said = f"{summary} · {ran}" if ran else summary
         self._part(f"*{mark} {said}*", html_block(
-            f'<small style="color:#6b7280">{mark} {escape(said)}</small>', "pw-html pw-footer"),
+            f'<small style="color:{MUTED}">{mark} {escape(said)}</small>', "pw-html pw-footer"),
             footer)
         self.footer = footer
         if self._bar is not None:
@@ -331,7 +330,7 @@ class WidgetTurnView(w.VBox):
 
     def _say_waiting(self) -> None:
         line = self.waiting_line()
-        html = (html_block(f'<small style="color:#b45309">{escape(line)}</small>', "pw-html")
+        html = (html_block(f'<small style="color:{WARN}">{escape(line)}</small>', "pw-html")
                 if line else "")
         if self._waiting is not None and not line:
             self.children = tuple(c for c in self.children if c is not self._waiting)

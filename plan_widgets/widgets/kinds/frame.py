@@ -22,6 +22,7 @@ import ipywidgets as w
 
 from ...agent.decisions import Decision
 from ...render.decision import Described, asker_html, state_text, status_html
+from ...render.look import CARD_FRAME
 from ...render.markdown import WRAP_STYLE, html_block
 from ...render.prompts import Choice
 from ..shared import (
@@ -83,7 +84,7 @@ def static_card(d: Decision, head: str) -> str:
     """The card as static, safe HTML (one raw HTML block): ``head`` (what was asked, safe
     HTML), framed, with its status."""
     about = Described.of(d)
-    frame = (f"border:2px solid {CARD_COLORS[about.kind]};padding:6px 10px;margin:6px 0;"
+    frame = (f"border:2px solid {CARD_COLORS[about.kind]};{CARD_FRAME};"
              f"{WRAP_STYLE}")
     return html_block(
         f'<div class="pw-card pw-card-{about.kind} pw-static" style="{frame}">'

@@ -21,6 +21,7 @@ from ...agent.comments import CommentError
 from ...agent.decisions import PlanDecision
 from ...render import prompts
 from ...render.diff import unified_diff
+from ...render.look import BORDER
 from ...render.paths import home_short
 from ..markdown import html_output
 from ..shared import look, on_change, on_click, shared, typed_area
@@ -45,22 +46,22 @@ class PlanCard(Card):
         self.target = target_picker(decision)  # where Approve leads (plan_targets)
         self.approve_button = w.Button(description="Approve", button_style="success",
                                        icon="check", tooltip=into(self.target.value),
-                                       **look("auto", "button"))
+                                       **look("auto", "button-success"))
         on_change(self.target,
                   lambda ch: setattr(self.approve_button, "tooltip", into(ch["new"])))
         self.approve_edits_button: w.Button | None = None
         if decision.resting_mode != "acceptEdits":
             self.approve_edits_button = w.Button(
                 description="Approve, auto-accept edits", button_style="info",
-                icon="check-double", **look("auto", "button"))
+                icon="check-double", **look("auto", "button-info"))
             on_click(self.approve_edits_button, lambda _b: self.editor.approve("acceptEdits"))
         self.fresh_button = w.Button(  # agent/handoff: the plan opens a new conversation
             description="Approve, start fresh", button_style="success", icon="refresh",
             tooltip="Run the plan in a new conversation (the planning context is dropped)",
-            **look("auto", "button"))
+            **look("auto", "button-success"))
         on_click(self.fresh_button, lambda _b: self.editor.approve(self.target.value, fresh=True))
         self.keep_button = w.Button(description="Keep planning", button_style="warning",
-                                    icon="pencil", **look("auto", "button"))
+                                    icon="pencil", **look("auto", "button-warning"))
         on_click(self.approve_button, lambda _b: self.editor.approve(self.target.value))
         on_click(self.keep_button,  # a comment typed and not yet added goes too, or nothing
                  lambda _b: self.comments.flush() and self.editor.keep(self.feedback.value))
@@ -146,5 +147,5 @@ def revision_lines(d: PlanDecision) -> list[str]:
 
 
 KIND = Kind[PlanDecision](
-    name="plan", color="#7c3aed", matches=lambda d: isinstance(d, PlanDecision), card=PlanCard,
+    name="plan", color=BORDER["plan"], matches=lambda d: isinstance(d, PlanDecision), card=PlanCard,
     static_html=static_html, markdown=markdown, show_text=show_text, ask_text=ask_text)

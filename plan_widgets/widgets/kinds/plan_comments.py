@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from ...agent.comments import PlanComment
 from ...agent.decisions import PlanDecision
+from ...render.look import COMMENT, SUCCESS, WARN
 from ...render.markdown import SMALL_STYLE, escape, plan_line_html
 
 NOTE_STYLE = ("display:block;white-space:normal;word-break:normal;overflow-wrap:break-word;"
               "margin:2px 0 6px 2.2em;padding:3px 8px;"
-              "border-left:3px solid #6366f1;background:#eef2ff;font-family:var(--jp-ui-font-"
-              "family,sans-serif);font-size:0.95em")
+              f"{COMMENT};font-family:var(--jp-ui-font-family,sans-serif);font-size:0.95em")
 
 
 def where(c: PlanComment) -> str:
@@ -43,7 +43,7 @@ def revision_notes(d: PlanDecision) -> dict[int, str]:
     out: dict[int, str] = {}
     for c, hit in d.previous_comments():
         state = ("changed by this revision" if hit else "not changed by this revision")
-        color = "#047857" if hit else "#b45309"
+        color = SUCCESS if hit else WARN
         out[c.line] = out.get(c.line, "") + (
             f'<span class="pw-comment-note" style="{NOTE_STYLE}"><b>Your comment:</b> '
             f'{escape(c.note)} '

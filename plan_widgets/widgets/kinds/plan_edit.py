@@ -25,6 +25,7 @@ import ipywidgets as w
 from ...agent.decisions import PlanDecision
 from ...render.decision import title_html, wrapping
 from ...render.diff import diff_html, diff_markdown
+from ...render.look import ERROR, MUTED
 from ...render.markdown import SMALL_STYLE, escape, render_html
 from ...render.paths import home_short
 from ..markdown import set_html
@@ -37,7 +38,7 @@ EDITED_TITLE = "Plan approved, edited by you"
 
 
 def _note(text: str) -> str:
-    return f'<div><small style="color:#6b7280">{escape(text)}</small></div>'
+    return f'<div><small style="color:{MUTED}">{escape(text)}</small></div>'
 
 
 def _folded(summary: str, safe_html: str) -> str:
@@ -146,7 +147,7 @@ class PlanEditor:
             return how(mode, plan=self.draft, by="user")
         except ValueError as e:  # an empty edit: one line on the card, nothing decided
             msg = str(e)[:1].upper() + str(e)[1:]
-            self.card.set_status(f'<span style="color:#b91c1c">{escape(msg)}.</span>')
+            self.card.set_status(f'<span style="color:{ERROR}">{escape(msg)}.</span>')
             return False
 
     def keep(self, feedback: str) -> bool:

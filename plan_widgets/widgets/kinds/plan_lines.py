@@ -26,6 +26,8 @@ import ipywidgets as w
 
 from ...agent.comments import CommentError, PlanComment, make_comment
 from ...agent.decisions import PlanDecision
+from ...render.look import ERROR, LINE_HOVER, LINE_MARK, LINE_PICKED
+from ...render.look import HINT as HINT_COLOR
 from ...render.markdown import SMALL_STYLE, escape, html_block, plan_line_views
 from ..shared import close_tree, look, on_change, on_click, shared, typed_area
 from .plan_comments import NOTE_STYLE
@@ -39,8 +41,8 @@ LINE_CSS = (
     "border-left:3px solid transparent;border-radius:3px}"
     ".pw-plan-line label>span{white-space:normal;overflow:visible;text-overflow:clip}"
     ".pw-plan-line input{position:absolute;opacity:0;width:1px;height:1px;margin:0}"
-    ".pw-plan-line label:hover,.pw-plan-line label:focus-within{background:#eef2ff}"
-    ".pw-plan-line label:has(input:checked){background:#e0e7ff;border-left-color:#6366f1}"
+    f".pw-plan-line label:hover,.pw-plan-line label:focus-within{{{LINE_HOVER}}}"
+    f".pw-plan-line label:has(input:checked){{{LINE_PICKED};border-left-color:{LINE_MARK}}}"
     "</style>"
 )
 HINT = ("Click a line to comment on it (a heading: its section). Keep planning sends each "
@@ -106,7 +108,7 @@ class CommentBox:
             self.card.editor.show_head()
 
     def _build(self) -> None:
-        hint = w.HTML(html_block(f'{LINE_CSS}<div style="{SMALL_STYLE};color:#4338ca">'
+        hint = w.HTML(html_block(f'{LINE_CSS}<div style="{SMALL_STYLE};color:{HINT_COLOR}">'
                                  f"{escape(HINT)}</div>", "pw-html"), **look("full", "html"))
         for n, html in plan_line_views(self.d.plan):
             row = w.Checkbox(value=False, indent=False, description_allow_html=True,
@@ -117,7 +119,7 @@ class CommentBox:
         self.note = typed_area(placeholder="Your comment on this line (what should change?)",
                                rows=2, _dom_classes=("pw-comment-text",))
         self.add_button = w.Button(description="Add comment", icon="plus",
-                                   button_style="primary", **look("auto", "button"))
+                                   button_style="primary", **look("auto", "button-primary"))
         on_click(self.add_button, lambda _b: self.add())
         cancel = w.Button(description="Cancel", icon="times", **look("auto", "button"))
         on_click(cancel, lambda _b: self._pick(None))
@@ -228,7 +230,7 @@ class CommentBox:
 
     def _say(self, msg: str) -> None:
         msg = msg[:1].upper() + msg[1:]
-        self.card.set_status(f'<span style="color:#b91c1c">{escape(msg)}.</span>')
+        self.card.set_status(f'<span style="color:{ERROR}">{escape(msg)}.</span>')
 
     def _on_change(self) -> None:
         if self.d.done:  # the editor shows what was decided; the line view goes

@@ -14,6 +14,7 @@ import ipywidgets as w
 from ...agent.decisions import QuestionDecision
 from ...render import prompts
 from ...render.decision import title_html, wrapping
+from ...render.look import BORDER, ERROR, MUTED, WARN
 from ...render.markdown import escape, html_block, inline_no_math
 from ..shared import look, on_click, typed_line
 from .frame import Card, Kind, Terminal, lines_html, markdown_card, static_card
@@ -66,7 +67,7 @@ class QuestionCard(Card):
         radios = any(not q.get("multiSelect") for q in decision.questions)
         for i, q in enumerate(decision.questions):
             multi = bool(q.get("multiSelect"))
-            hint = ' <span style="color:#6b7280">(pick any)</span>' if multi else ""
+            hint = f' <span style="color:{MUTED}">(pick any)</span>' if multi else ""
             title = (RADIO_CSS if radios else "") + title_html(QUESTION_TITLE)
             head = (title if i == 0 else "") + question_head(q, hint)
             controls.append(w.HTML(html_block(lines_html(wrapping(head)), "pw-html"),
@@ -83,7 +84,7 @@ class QuestionCard(Card):
             controls.extend([other, notes])
             self._pickers.append((q, picker, other, notes))
         self.submit_button = w.Button(description="Submit", button_style="primary", icon="reply",
-                                      **look("auto", "button"))
+                                      **look("auto", "button-primary"))
         on_click(self.submit_button, lambda _b: self._submit())
         super().__init__(decision, [*controls, self.submit_button])
 
@@ -107,13 +108,13 @@ class QuestionCard(Card):
                 notes[text] = note.value.strip()
         d = self.decision
         if not answers:
-            self.set_status('<span style="color:#b91c1c">Pick an option or write one.</span>')
+            self.set_status(f'<span style="color:{ERROR}">Pick an option or write one.</span>')
             return
         if missing and self._warned != frozenset(missing):
             # as Claude Code's own review step: say what is unanswered, send on a second Submit
             self._warned = frozenset(missing)
             self.set_status(
-                '<span style="color:#b45309">Not answered yet: '
+                f'<span style="color:{WARN}">Not answered yet: '
                 f"{escape(', '.join(missing))}. Press Submit again to send as it is.</span>"
             )
             return
@@ -240,6 +241,6 @@ async def ask_text(d: QuestionDecision, io: Terminal) -> None:
 
 
 KIND = Kind[QuestionDecision](
-    name="question", color="#2563eb", matches=lambda d: isinstance(d, QuestionDecision),
+    name="question", color=BORDER["question"], matches=lambda d: isinstance(d, QuestionDecision),
     card=QuestionCard, static_html=static_html, markdown=markdown, show_text=show_text,
     ask_text=ask_text)

@@ -18,6 +18,7 @@ from ...agent.decisions import ToolDecision
 from ...agent.gate import EDIT_TOOLS
 from ...render import prompts
 from ...render.decision import suggestion_text, title_html, wrapping
+from ...render.look import BORDER, DIFF_ADD_TEXT, DIFF_DEL_TEXT
 from ...render.markdown import SMALL_STYLE, escape, summarize
 from ..markdown import html_output, set_html
 from ..shared import look, on_click, shared, typed_line
@@ -54,8 +55,8 @@ def preview(tool: str, tool_input: dict[str, Any]) -> str:
 
 def _diff(old: list[str], new: list[str]) -> str:
     """Removed and added lines (escaped HTML for a ``<pre>``), in red and green."""
-    return "\n".join([f'<span style="color:#b91c1c">{escape("- " + ln)}</span>' for ln in old]
-                     + [f'<span style="color:#047857">{escape("+ " + ln)}</span>' for ln in new])
+    return "\n".join([f'<span style="{DIFF_DEL_TEXT}">{escape("- " + ln)}</span>' for ln in old]
+                     + [f'<span style="{DIFF_ADD_TEXT}">{escape("+ " + ln)}</span>' for ln in new])
 
 
 def head(d: ToolDecision, shown: Preview = preview) -> str:
@@ -79,17 +80,17 @@ class ToolCard(Card):
         self.shown = shown
         top = html_output(head(decision, shown), layout=shared("full"))
         self.allow_button = w.Button(description="Allow", button_style="success", icon="check",
-                                     **look("auto", "button"))
+                                     **look("auto", "button-success"))
         on_click(self.allow_button, lambda _b: decision.allow(by="user"))
         self.always_button: w.Button | None = None
         if decision.suggestions:
             always = "; ".join(suggestion_text(x) for x in decision.suggestions)
             self.always_button = w.Button(description="Always allow", button_style="info",
                                           icon="check-double", tooltip=f"Also: {always}"[:300],
-                                          **look("auto", "button"))
+                                          **look("auto", "button-info"))
             on_click(self.always_button, lambda _b: decision.allow(always=True, by="user"))
         self.deny_button = w.Button(description="Deny", button_style="danger", icon="times",
-                                    **look("auto", "button"))
+                                    **look("auto", "button-danger"))
         self.reason = typed_line(placeholder="Reason (optional)")
         on_click(self.deny_button, lambda _b: decision.deny(self.reason.value, by="user"))
         buttons = [self.allow_button, self.always_button, self.deny_button]
@@ -134,5 +135,5 @@ async def ask_text(d: ToolDecision, io: Terminal) -> None:
 
 
 KIND = Kind[ToolDecision](
-    name="tool", color="#b45309", matches=lambda d: isinstance(d, ToolDecision), card=ToolCard,
+    name="tool", color=BORDER["tool"], matches=lambda d: isinstance(d, ToolDecision), card=ToolCard,
     static_html=static_html, markdown=markdown, show_text=show_text, ask_text=ask_text)
