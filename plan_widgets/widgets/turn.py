@@ -46,8 +46,9 @@ def _tool_html(name: str, tool_input: dict[str, Any], result: Any = None,
                is_error: bool = False, done: bool = False) -> str:
     code = tool_input.get("code") if name.startswith("mcp__") else None
     path = home_short(str(tool_input.get("file_path") or tool_input.get("notebook_path") or ""))
-    head = summarize(tool_input.get("command") or path or tool_input.get("pattern")
-                     or tool_input.get("title") or code or tool_input.get("name") or tool_input, 100)
+    get = tool_input.get
+    head = summarize(get("command") or path or get("pattern") or get("title") or code
+                     or get("name") or tool_input, 100)
     icon = TOOL_ICON.get(name, OTHER_TOOL)
     state = "" if done else " …"
     if done and is_error:
