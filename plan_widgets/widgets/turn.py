@@ -50,9 +50,8 @@ def _tool_html(name: str, tool_input: dict[str, Any], result: Any = None,
     head = summarize(get("command") or path or get("pattern") or get("title") or code
                      or get("name") or tool_input, 100)
     icon = TOOL_ICON.get(name, OTHER_TOOL)
-    state = "" if done else " …"
-    if done and is_error:
-        state = error_state(result)  # ✗ and the first line of why (a refusal is said)
+    # ✗ and the first line of why (a refusal is said)
+    state = (error_state(result) if is_error else "") if done else " …"
     if isinstance(code, str):  # the kernel's code tools: the code itself, highlighted
         shown = highlight_python(code)
     else:
