@@ -102,6 +102,9 @@ def load_ipython_extension(ipython: Any) -> None:
     from .ipython.unattended import check_settings, start_probe
 
     start_probe()  # is anyone there to click? (docs/unattended.md)
+    from .ipython.stop import arm
+
+    arm()  # the kernel's stop button between cells ends a waiting decision (ipython/stop.py)
     schedule(magics)  # the default session's CLI, in the background (ipython.prestart)
     cleanup = ipython.input_transformers_cleanup
     if transform_cell not in cleanup:

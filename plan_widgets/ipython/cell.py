@@ -1,7 +1,9 @@
 """One ``%%claude`` cell: find its session, show the turn, ask, and wait until it settles.
 
 The cell returns when the turn ends, or when a decision waits on a card (widgets stay live
-meanwhile); in a terminal it waits for the whole turn (decisions are asked at the prompt).
+meanwhile) and no cell waits behind it; with cells queued behind it (Run All) it waits for the
+whole turn, decisions included, where a click can reach a busy kernel (ipython/runall.py). In
+a terminal it waits for the whole turn (decisions are asked at the prompt).
 A mistake is one line in the cell; the kernel's stop button interrupts the turn, or withdraws
 a prompt that is still queued.
 """
@@ -144,6 +146,11 @@ async def _wait(session: Any, turn: Any, view: Any, handle: Any, kernel: bool) -
     try:
         if kernel:
             await session.settle(turn)
+            if not turn.done and session.pending is not None and _cells_wait_behind():
+                # Run All: the cells below must see this step's work (ipython/runall.py)
+                while not turn.done:  # each decision ends by a click, its timeout, the
+                    await session.next_change(0.25)  # stop button or a close; the tick lets
+                    # an interrupt in (see Session.settle)
         else:  # in a terminal, wait for the whole turn (decisions at the prompt)
             await turn
     except (KeyboardInterrupt, asyncio.CancelledError):
@@ -162,6 +169,19 @@ async def _wait(session: Any, turn: Any, view: Any, handle: Any, kernel: bool) -
             if session.pending is not None and hasattr(view, "cell_returned"):
                 view.cell_returned()  # the turn's view says a decision waits, while it does
             _refresh(handle, view)
+
+
+def _cells_wait_behind() -> bool:
+    """Whether cells wait behind this one (Run All) and a click can come meanwhile; when
+    they wait but no click can come, they run on, and one line says so."""
+    from . import runall
+
+    if not runall.cells_queued():
+        return False  # run by hand: the person's next cell runs at once
+    if runall.clicks_reach_busy_cell():
+        return True
+    print(runall.NOTICE)
+    return False
 
 
 def _refresh(handle: Any, view: Any) -> None:
