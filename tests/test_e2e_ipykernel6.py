@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from kernel import Kernel
 
+from plan_widgets.ipython.runall import NOTICE
+
 pytestmark = pytest.mark.e2e
 
 IPYKERNEL6 = "ipykernel==6.29.5"
@@ -63,6 +65,8 @@ def test_a_later_cell_does_not_wait_for_a_pending_decision(
         kernel6.wait_until(lambda m=msg_id: any(
             x["parent_header"].get("msg_id") == m and x["header"]["msg_type"] == "status"
             and x["content"]["execution_state"] == "idle" for x in kernel6.messages), 120)
+    # no click can reach a busy ipykernel 6: the cells run on, and the first one says so
+    assert NOTICE in kernel6.outputs(first)["text"]
     assert "A decision is pending (plan)" in kernel6.outputs(second)["text"]
     assert kernel6.outputs(third)["text"].strip() == "2"
     # the click, once the cells are done, still decides; the queued prompt then runs

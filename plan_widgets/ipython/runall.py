@@ -64,7 +64,7 @@ def _waiting_messages(kernel: Any) -> list[Any]:
         return [item[2][0] for item in list(getattr(queue, "_queue", ())) if item[2]]
     found = []  # ipykernel 7: one task per message, waiting for the shell's lock
     for task in asyncio.all_tasks():
-        coro = task.get_coro()
+        coro: Any = task.get_coro()
         code = getattr(coro, "cr_code", None)
         if code is None or code.co_name != "shell_main" or coro.cr_frame is None:
             continue
