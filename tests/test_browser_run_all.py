@@ -50,6 +50,7 @@ SCRIPT = Path(__file__).parent / "scripts" / "run_all.yaml"
 READING = 2000  # a person's pause (ms) before a click
 OLD_IPYKERNEL = "ipykernel==7.3.0"
 """The newest ipykernel that handles a widget message on the main shell only between cells."""
+KERNEL = "python3-ipykernel73"
 
 
 def _open(name: str) -> tuple[str, str]:
@@ -78,11 +79,12 @@ def served(tmp: Path, ui: str, settings: dict[str, Any] | None = None,
         (config / ext).mkdir(parents=True, exist_ok=True)
         (config / ext / f"{name}.jupyterlab-settings").write_text(json.dumps(value))
     if kernel_env:
-        spec = tmp / "jupyter_data_dir" / "kernels" / "python3"
+        # a kernel of its own name (the venv's python3 comes before the user's folder)
+        spec = tmp / "jupyter_data_dir" / "kernels" / KERNEL
         spec.mkdir(parents=True)
         (spec / "kernel.json").write_text(json.dumps({
             "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-            "display_name": "Python 3", "language": "python", "env": kernel_env}))
+            "display_name": KERNEL, "language": "python", "env": kernel_env}))
     with jupyter_server(tmp, root, ui) as server, sync_playwright() as pw:
         context = browser(pw, tmp / "chromium-profile")
         try:
@@ -96,7 +98,11 @@ def notebook(server: Server, root: Path, context: Any, name: str,
              cells: list[tuple[str, str]]) -> Iterator[tuple[Any, Any]]:
     from playwright.sync_api import expect
 
-    (root / f"{name}.ipynb").write_text(json.dumps(code_notebook(cells)), encoding="utf-8")
+    nb = code_notebook(cells)
+    if (server.env["JUPYTER_DATA_DIR"] and
+            (Path(server.env["JUPYTER_DATA_DIR"]) / "kernels" / KERNEL).exists()):
+        nb["metadata"]["kernelspec"].update(name=KERNEL, display_name=KERNEL)
+    (root / f"{name}.ipynb").write_text(json.dumps(nb), encoding="utf-8")
     page = context.new_page()
     try:
         page.set_default_timeout(UI_TIMEOUT * 1000)
@@ -203,17 +209,22 @@ def old_ipykernel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_subshells_off_says_the_cells_run_on(tmp_path: Path, old_ipykernel: Path) -> None:
     from playwright.sync_api import expect
 
-    cells = [_open("off"), PLAN, READ,
-             ("code", "import ipykernel\nprint(ipykernel.__version__, "
-                      "get_ipython().kernel.shell_channel_thread.manager.list_subshell())")]
+    opening = _open("off")[1] + "\nimport ipykernel\nprint(ipykernel.__version__)"
+    cells = [("code", opening), PLAN, READ,
+             ("code", "print(get_ipython().kernel.shell_channel_thread.manager.list_subshell())")]
     off = {"@jupyterlab/apputils-extension:kernels-settings": {"commsOverSubshells": "disabled"}}
     with served(tmp_path, "lab", off, {"PYTHONPATH": str(old_ipykernel)}) as (
             server, root, context), notebook(server, root, context, "off", cells) as (page, nb):
+        run_cell(page, nb, 0)
+        expect(output(nb.nth(0))).to_have_text("7.3.0")
         run_all(page)
-        # nothing waits on a click that cannot come: every cell runs, the plan cell says so
-        expect(output(nb.nth(3))).to_contain_text("7.3.0 []", timeout=CELL_TIMEOUT * 1000)
-        expect(nb.nth(1)).to_contain_text(NOTICE)
-        expect(output(nb.nth(2))).to_contain_text("FileNotFoundError")
+        # nothing waits on a click that cannot come: the plan cell says so and returns, the
+        # cell after it runs on (and fails, which ends Run All there); the kernel is idle
+        expect(nb.nth(1)).to_contain_text(NOTICE, timeout=CELL_TIMEOUT * 1000)
+        expect(output(nb.nth(2))).to_contain_text("FileNotFoundError",
+                                                  timeout=CELL_TIMEOUT * 1000)
+        run_cell(page, nb, 3)  # the page opened no subshell
+        expect(output(nb.nth(3))).to_have_text("[]")
         nb.nth(1).scroll_into_view_if_needed()
         page.screenshot(path=str(SHOTS / "lab-runall-subshells-off.png"))
         # the card decides between cells, and the cell run again reads the work
