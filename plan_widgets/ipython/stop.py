@@ -1,15 +1,16 @@
 """The kernel's stop button between cells: it ends the decisions that wait, as the control
 bar's Interrupt does.
 
-Measured (docs/cli.md#stop-button; ipykernel 7.4 and 6.29, by the Jupyter protocol and in
-JupyterLab 4.6 / Notebook 7.6): the stop button sends the kernel SIGINT; between cells the
-kernel ignores it (``IPKernelApp`` sets ``SIG_IGN``; each shell handler sets its own and puts
-back ``kernel.saved_sigint_handler`` when it ends), so a card waiting after its cell returned
-stayed "Waiting for you" ("Kernel interrupted" in the server's log, nothing else). A handler
-in ``saved_sigint_handler`` runs when SIGINT comes between cells, and only then: while a cell
-runs, the kernel's own handler interrupts that cell as before. It hands the work to the
-kernel's loop (a signal handler may run between any two bytecodes), where each session with a
-waiting decision is interrupted: the decision is cancelled, never approved.
+Measured (docs/cli.md#stop-button; ipykernel 7.4, over the Jupyter protocol and in
+JupyterLab 4.6 / Notebook 7.6; 6.29 read from its source): the stop button sends the kernel
+SIGINT; between cells the kernel ignores it (``IPKernelApp`` sets ``SIG_IGN``; each shell
+handler sets its own and puts back ``kernel.saved_sigint_handler`` when it ends), so a card
+waiting after its cell returned stayed "Waiting for you" ("Kernel interrupted" in the
+server's log, nothing else). A handler in ``saved_sigint_handler`` runs when SIGINT comes
+between cells, and only then: while a cell runs, the kernel's own handler interrupts that
+cell as before. It hands the work to the kernel's loop (a signal handler may run between any
+two bytecodes), where each session with a waiting decision is interrupted: the decision is
+cancelled, never approved (the card ended 0.03-0.05 s after the interrupt, no cell run).
 """
 
 from __future__ import annotations
