@@ -6,6 +6,7 @@ scripted model on 127.0.0.1. Every wait is bounded (see ``kernel.Kernel.wait_unt
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import sys
@@ -20,7 +21,15 @@ sys.path.insert(0, str(Path(__file__).parent))
 from kernel import Kernel  # noqa: E402
 
 SCRIPTS = Path(__file__).parent / "scripts"
-EXAMPLES = Path(__file__).resolve().parents[1] / "plan_widgets" / "scripted" / "examples"
+# the installed package's examples: a checkout's, or a wheel's (scripts/test runs the floors
+# subset against a built wheel, from the unpacked sdist)
+_SPEC = importlib.util.find_spec("plan_widgets")
+assert _SPEC is not None and _SPEC.origin is not None, "plan_widgets is not installed"
+EXAMPLES = Path(_SPEC.origin).parent / "scripted" / "examples"
+if os.environ.get("PLAN_WIDGETS_FROM_WHEEL") and Path(_SPEC.origin).resolve().is_relative_to(
+        Path(__file__).resolve().parents[1]):  # scripts/check-package: the wheel, not the source
+    raise RuntimeError(f"plan_widgets was imported from the source tree ({_SPEC.origin}), "
+                       "not from the installed wheel")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -29,6 +38,8 @@ def pytest_configure(config: pytest.Config) -> None:
         ("browser", "a real JupyterLab 4 or Notebook 7 in headless Chromium"),
         ("binder", "installs the Binder environment into a fresh venv (slow)"),
         ("hub", "a real JupyterHub with several users (tests/hub.py)"),
+        ("floors", "the subset scripts/test runs against the lowest allowed dependencies, "
+                   "from the built wheel"),
     ):
         config.addinivalue_line("markers", f"{name}: {what}")
 

@@ -192,6 +192,7 @@ def test_question_answered_in_code(kernel: Kernel, workdir: Path) -> None:
 
 
 # -- tool permissions (resting mode `default`) -----------------------------------------------
+@pytest.mark.floors
 def test_tool_allowed_by_click(kernel: Kernel, workdir: Path) -> None:
     out = kernel.execute("%%claude --scripted dec_tool.yaml\nPlease write two files")
     assert "paused for your decision (tool)" in out["shown"]

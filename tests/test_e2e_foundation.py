@@ -169,6 +169,7 @@ def test_python_api_session_ask_await(kernel: Kernel) -> None:
     assert lines[-1] == "closed"
 
 
+@pytest.mark.floors
 def test_saved_fallback_shows_the_whole_turn_after_a_decision(
         kernel: Kernel, workdir: Path) -> None:
     # The cell returns at the plan card; the display is updated again when the turn ends, so

@@ -87,6 +87,7 @@ def test_approve_returns_to_the_resting_mode_and_the_work_runs(
         k.shutdown()
 
 
+@pytest.mark.floors
 def test_approve_auto_accept_edits(kernel: Kernel, workdir: Path) -> None:
     kernel.execute("%%claude --scripted plan_approve.yaml --plan\nAdd a greeting script")
     kernel.click(kernel.wait_widget("ButtonModel", description="Approve, auto-accept edits"))
