@@ -45,8 +45,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 # -- skips: each one expected, with its reason and the condition it is expected under -------
-# CI (./scripts/test, as root on Linux with the test extras) runs every test: a skip that is not
-# listed here, or listed but not expected on this machine, fails the run (reported with -rs).
+# CI (./scripts/test, as root on Linux with the test dependency groups) runs every test: a
+# skip that is not listed here, or listed but not expected on this machine, fails the run
+# (reported with -rs).
 # PLAN_WIDGETS_ALLOWED_SKIPS: comma-separated parts of skip reasons a machine may also skip
 # (e.g. a container as root that may not mount a tmpfs), said in the summary.
 _ROOT = Path(__file__).resolve().parents[1]

@@ -87,7 +87,7 @@ def require_browser() -> None:
         try:
             __import__(module)
         except ImportError:
-            pytest.fail(f"{what} is missing: pip install -e '.[browser]'", pytrace=False)
+            pytest.fail(f"{what} is missing: pip install -e . --group browser", pytrace=False)
 
 
 def _free_port() -> int:
@@ -119,8 +119,8 @@ def require_collab() -> Path:
     jupyter = COLLAB_VENV / "bin" / "jupyter"
     if not jupyter.exists():
         pytest.fail(f"{COLLAB_VENV} is missing: scripts/test makes it (python -m venv "
-                    f"{COLLAB_VENV.name} && {COLLAB_VENV.name}/bin/pip install -e "
-                    "'.[browser,collab]')", pytrace=False)
+                    f"{COLLAB_VENV.name} && {COLLAB_VENV.name}/bin/pip install -e . "
+                    "--group browser --group collab)", pytrace=False)
     return jupyter
 
 
