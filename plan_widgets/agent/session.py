@@ -268,11 +268,8 @@ class Session:
         return True
 
     async def wait(self, timeout: float | None = 60, *, decided: bool = False) -> str:
-        """Wait until the session is idle or waits for the user; returns :attr:`status`.
-        ``decided=True``: also while a decision waits for the user (until a click, the code
-        or a rule decides it, or it expires), so a cell after a card sees the turn's work
-        whether the person clicked before running it or after."""
-        waits = ("working", "starting", "waiting") if decided else ("working", "starting")
+        """Wait until idle or a decision waits for you (``decided``: until it is made too)."""
+        waits = ("working", "starting") + (("waiting",) if decided else ())
         await self._until(lambda: self.status not in waits, timeout)
         return self.status
 
