@@ -23,6 +23,8 @@ import pytest
 from jupyter_ui import code_notebook
 from kernel import Kernel, requests_of
 
+from plan_widgets.render.look import ERROR
+
 pytestmark = pytest.mark.e2e
 BIN = Path(sys.executable).parent
 
@@ -102,7 +104,7 @@ def _error_lines(k: Kernel) -> list[str]:
     with k._lock:
         return [re.sub(r"<[^>]+>", "", str(s.get("value", ""))).strip()
                 for s in k.widgets.values()
-                if s.get("_model_name") == "HTMLModel" and "#b91c1c" in str(s.get("value"))
+                if s.get("_model_name") == "HTMLModel" and f"color:{ERROR}" in str(s.get("value"))
                 and "<div" in str(s.get("value"))]
 
 
