@@ -53,10 +53,9 @@ class Run:
         env.update({"HOME": str(home), "TMPDIR": str(scratch),
                     "IPYTHONDIR": str(home / ".ipython"),
                     "JUPYTER_RUNTIME_DIR": str(home / ".runtime"),
-                    "PYDEVD_DISABLE_FILE_VALIDATION": "1",
-                    # the notebooks decide in their own later cells, as a person clicks
-                    # (notebooks/README.md, "They are tests")
-                    "PLAN_WIDGETS_UNATTENDED": "no"})
+                    "PYDEVD_DISABLE_FILE_VALIDATION": "1"})
+        # no one clicks here: each notebook decides by the decider it shows
+        # (notebooks/README.md, "They are tests")
         self.km = KernelManager(kernel_name="python3")
         spec = self.km.kernel_spec
         assert spec is not None

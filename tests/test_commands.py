@@ -16,7 +16,7 @@ from plan_widgets import model as ev
 from plan_widgets.ipython import commands as _commands
 from plan_widgets.ipython import registry as _registry
 from plan_widgets.ipython.magics import ClaudeMagics, transform_cell
-from plan_widgets.ipython.usage import Usage
+from plan_widgets.ipython.usage import Help, Usage
 from plan_widgets.model.errors import OptionError
 from plan_widgets.store import LOG_DIR_ENV
 
@@ -51,22 +51,24 @@ def _clean(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def run(tmp_path: Path, line: str) -> str:
-    """What the line says: ``Usage: ...`` or ``OptionError: ...``."""
+    """What the line says: ``Help: ...`` (printed, the cell is ok), ``Usage: ...`` or
+    ``OptionError: ...`` (one line each: the magic fails the cell with it)."""
     try:
         _commands.run(Config(tmp_path), line)
-    except (Usage, OptionError) as e:
+    except (Help, Usage, OptionError) as e:
         return f"{type(e).__name__}: {str(e).replace(str(tmp_path), '<D>')}"
     return "ok"
 
 
 @pytest.mark.parametrize("line, said", [
-    ("", f"Usage: {_commands.USAGE}"),
-    ("help --session x", f"Usage: {_commands.USAGE}"),
+    ("", f"Help: {_commands.USAGE}"),
+    ("help --session x", f"Help: {_commands.USAGE}"),
     ("--session", "Usage: %claude: --session needs a value"),
     ("log 'unclosed", "Usage: %claude: No closing quotation"),
-    ("frobnicate", f"Usage: %claude: unknown command 'frobnicate'\n{TOP}"),
-    ("stat", f"Usage: %claude: unknown command 'stat'\n{TOP}"),
-    ("--bogus", f"Usage: %claude: unknown command '--bogus'\n{TOP}"),
+    ("frobnicate", "Usage: %claude: unknown command 'frobnicate' (see %claude --help)"),
+    ("stat", "Usage: %claude: unknown command 'stat' (did you mean 'status'? see %claude "
+             "--help)"),
+    ("--bogus", "Usage: %claude: unknown command '--bogus' (see %claude --help)"),
     ("sessions x", "Usage: %claude sessions: unexpected 'x' (see %claude --help)"),
     ("sessions --x", "Usage: %claude sessions: unexpected '--x' (see %claude --help)"),
     ("log a b", "Usage: usage: %claude log [ID] [--session NAME]"),

@@ -45,17 +45,23 @@ def write_log(workdir: Path, sid: str, *, garbage: bool = False) -> Path:
 
 
 def one_line(out: dict[str, object]) -> str:
-    """The cell's only line of text (no traceback, no display)."""
+    """The cell's only line of text (no traceback, no display). A mistake (a closed session,
+    an unreadable log, an ambiguous id) fails its cell as ``UsageError: <line>``
+    (tests/test_e2e_cell_errors.py): the line without that prefix."""
     text = str(out["text"])
     assert "Traceback" not in text, text
-    assert out["reply"]["status"] == "ok", out  # type: ignore[index]
+    reply: dict[str, object] = out["reply"]  # type: ignore[assignment]
     lines = text.strip().splitlines()
     assert len(lines) == 1, text
+    if reply["status"] == "error":
+        assert reply["ename"] == "UsageError" and lines[0].startswith("UsageError: "), out
+        return lines[0][len("UsageError: "):]
+    assert reply["status"] == "ok", out
     return lines[0]
 
 
 def run(k: Kernel, line: str) -> str:
-    return one_line(k.execute(line))
+    return one_line(k.execute(line, allow_error=True))
 
 
 def start_session(k: Kernel) -> str:

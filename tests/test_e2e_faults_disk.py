@@ -380,7 +380,7 @@ def test_cli_path_missing_or_not_executable(kernel: Kernel, workdir: Path, what:
     assert len(said) == 1, said
     one_line(said[0])
     expected = "no such file" if what == "missing" else "is not executable (chmod +x it"
-    assert said[0].startswith(f"%%claude: cli_path {str(cli)!r}"), said
+    assert said[0].startswith(f"UsageError: %%claude: cli_path {str(cli)!r}"), said
     assert expected in said[0] and "leave cli_path unset" in said[0]
     # nothing was started, so nothing is left starting
     assert kernel.eval("plan_widgets.get() is None") == "True"
@@ -421,7 +421,8 @@ def test_cwd_not_a_folder(kernel: Kernel, workdir: Path, what: str) -> None:
     (workdir / "notes.txt").write_text("x\n")
     _, text = run(kernel, f"%%claude --cwd {target} --scripted fault_order.yaml\nhello")
     said = text.strip().splitlines()
-    assert said == [f"%%claude: --cwd {target!r} is not a directory: give an existing folder"]
+    assert said == [f"UsageError: %%claude: --cwd {target!r} is not a directory: give an "
+                    "existing folder"]
     assert kernel.eval("plan_widgets.get() is None") == "True"
     next_cell_works(kernel, "--scripted fault_order.yaml")
 
@@ -433,7 +434,8 @@ def test_cwd_that_cannot_be_read(workdir: Path) -> None:
     with kernel_in(workdir, no_dac_kernel(workdir)) as k:
         _, text = run(k, f"%%claude --cwd {secret} --scripted fault_order.yaml\nhello")
         said = text.strip().splitlines()
-        assert said == [f"%%claude: --cwd {str(secret)!r} cannot be read (permission denied): "
+        assert said == [f"UsageError: %%claude: --cwd {str(secret)!r} cannot be read "
+                        "(permission denied): "
                         "give a folder you can read"], said
         assert k.eval("plan_widgets.get() is None") == "True"
         next_cell_works(k, "--scripted fault_order.yaml")

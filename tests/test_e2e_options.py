@@ -98,15 +98,17 @@ def test_options_from_config_and_cell_reach_the_cli(k: Kernel, project: Path) ->
     # the same options again are the live session's; others need a new one: one line says so
     out = k.execute("%%claude --effort high --add-dir data --allowed-tools Read,Grep\nagain")
     assert "agent options apply" not in out["text"] and "Traceback" not in out["text"]
-    out = k.execute("%%claude --effort low\nagain")
+    out = k.execute("%%claude --effort low\nagain", allow_error=True)
+    assert out["reply"]["ename"] == "UsageError"  # the cell fails, in one line
     assert "runs with effort='high'; agent options apply when a session starts: add --new" \
         in out["text"]
 
 
 def test_a_typo_names_the_nearest_option(k: Kernel, project: Path) -> None:
     k.execute('%config ClaudeMagics.agent_options = {"efort": "high"}')
-    out = k.execute("%%claude --scripted plain.yaml\nhello")
-    assert "%%claude: unknown option 'efort': did you mean 'effort'?" in out["text"]
+    out = k.execute("%%claude --scripted plain.yaml\nhello", allow_error=True)
+    assert out["text"].strip() == ("UsageError: %%claude: unknown option 'efort': did you mean "
+                                   "'effort'?")
     assert "Traceback" not in out["text"]
     out = k.execute("try:\n    plan_widgets.session('py', scripted='plain.yaml', "
                     "add_dir=['data'])\nexcept Exception as e:\n    print(type(e).__name__, e)")

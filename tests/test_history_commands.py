@@ -17,6 +17,7 @@ from plan_widgets.ipython import commands as _commands
 from plan_widgets.ipython import output as _output
 from plan_widgets.ipython import registry as _registry
 from plan_widgets.ipython.resume_log import options_to_resume
+from plan_widgets.ipython.usage import Help as _Help
 from plan_widgets.ipython.usage import Usage as _Usage
 from plan_widgets.model.errors import OptionError
 from plan_widgets.render.history import history_html, history_lines
@@ -236,7 +237,7 @@ def test_a_prefix_shared_with_a_live_session_is_ambiguous_too(
 
 
 def test_help_documents_the_log_location(tmp_path: Path) -> None:
-    with pytest.raises(_Usage) as info:
+    with pytest.raises(_Help) as info:
         _commands.run(Magics(tmp_path), "--help")
     text = str(info.value)
     assert "PLAN_WIDGETS_LOG_DIR" in text and "<cwd>/.plan_widgets/sessions" in text

@@ -137,3 +137,29 @@ def test_a_decider_that_raises_fails_the_run_naming_it() -> None:
         assert "the Python decider `broken` failed: KeyError" in r.take_failures()[0]
 
     asyncio.run(main())
+
+
+def test_an_unattended_decider_leaves_a_persons_card_to_them() -> None:
+    """``decide_with(fn, unattended=True)`` (the example notebooks): with someone there the
+    card waits for their click; with no one, the decider decides it."""
+    async def main() -> None:
+        def approve(d: Any) -> None:
+            d.approve()
+
+        for there in (True, False):
+            r = _referee("", approve)
+            r.decider_unattended = True
+
+            async def presence(there: bool = there) -> bool:
+                return there
+
+            r.presence = presence
+            plan = PlanDecision("# Plan", None, "default")
+            await _ruled(r, plan)
+            if there:
+                assert not plan.done and r.failures == []
+            else:
+                assert plan.outcome.status == "approved"
+                assert plan.outcome.rule == "decider:approve"
+
+    asyncio.run(main())

@@ -191,6 +191,8 @@ class Referee:
 
     def __init__(self) -> None:
         self.decider: Callable[[Decision], Any] | None = None
+        self.decider_unattended = False
+        """The decider decides only when no one can click (a person's cards wait for them)."""
         self.presence: Presence | None = None
         self.rules: Callable[[], Rules] | None = None
         self.failures: list[str] = []
@@ -201,7 +203,8 @@ class Referee:
         spawn(self._review(d), name="plan_widgets unattended rule")
 
     async def _review(self, d: Decision) -> None:
-        if self.decider is not None:
+        if self.decider is not None and (not self.decider_unattended or (
+                self.presence is not None and not await self.presence())):
             name = getattr(self.decider, "__name__", type(self.decider).__name__)
             d.ruling = f"decider:{name}"
             try:

@@ -267,9 +267,10 @@ class Session:
         self.notify()
         return True
 
-    async def wait(self, timeout: float | None = 60) -> str:
-        """Wait until the session is idle or waits for the user; returns :attr:`status`."""
-        await self._until(lambda: self.status not in ("working", "starting"), timeout)
+    async def wait(self, timeout: float | None = 60, *, decided: bool = False) -> str:
+        """Wait until idle or a decision waits for you (``decided``: until it is made too)."""
+        waits = ("working", "starting") + (("waiting",) if decided else ())
+        await self._until(lambda: self.status not in waits, timeout)
         return self.status
 
     async def wait_for_decision(self, timeout: float | None = 60) -> Decision:

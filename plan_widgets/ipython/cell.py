@@ -4,8 +4,11 @@ The cell returns when the turn ends, or when a decision waits on a card (widgets
 meanwhile) and no cell waits behind it; with cells queued behind it (Run All) it waits for the
 whole turn, decisions included, where a click can reach a busy kernel (ipython/runall.py). In
 a terminal it waits for the whole turn (decisions are asked at the prompt).
-A mistake is one line in the cell; the kernel's stop button interrupts the turn, or withdraws
-a prompt that is still queued.
+A cell that did not do its work fails, in one line, so Run All, papermill and nbconvert stop
+there: a mistake (``UsageError``), a session that cannot start (``SessionError``), a turn
+that ended in an error while the cell waited (``TurnError``), the kernel's stop button
+(``Interrupted``: the turn is interrupted, or a prompt still queued withdrawn). What the turn
+showed stays above the line.
 """
 
 from __future__ import annotations
@@ -13,16 +16,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import sys
 from typing import Any
 
 from ..agent import wording
 from ..agent.tasks import spawn
-from ..model.errors import OptionError, SessionError
+from ..model.errors import Interrupted, OptionError, PlanWidgetsError, SessionError, TurnError
 from . import registry as _registry
 from .obtain import configured, from_cell, obtain
 from .output import in_kernel
 from .resume import show_resumed
+from .usage import UsageError, one_line
 
 log = logging.getLogger("plan_widgets")
 
@@ -32,15 +35,12 @@ async def run(args: argparse.Namespace, body: str, config: Any = None, *,
     """Run a cell's turn (``args``: the parsed ``%%claude`` line; ``config``: the
     ``ClaudeMagics``, or None outside IPython)."""
     if not body.strip():
-        print("%%claude: the prompt is empty: write what Claude should do below the %%claude line",
-              file=sys.stderr)
-        return
+        raise UsageError("%%claude: the prompt is empty: write what Claude should do below the "
+                         "%%claude line")
     from . import unattended
 
     unattended.check_settings()  # a malformed rule fails the cell, in one line
     session = await _session(args, config)
-    if session is None:
-        return
     unattended.attach(session)
     unattended.raise_failures(session)  # e.g. a background agent's, since the last cell
     if config is not None and session.options.show_thinking != config.show_thinking:
@@ -68,16 +68,26 @@ async def run(args: argparse.Namespace, body: str, config: Any = None, *,
         await _wait(session, turn, view, handle, kernel and not whole)
     if whole:
         unattended.raise_failures(session)
+    _raise_error(turn)
+
+
+def _raise_error(turn: Any) -> None:
+    """A turn that ended in an error while its cell waited fails the cell (the turn's view
+    shows the error too). An interrupt from the bar or ``%claude interrupt`` is the person's
+    own choice, made where they see it: the turn says "Interrupted." and the cell is ok."""
+    if turn.done and turn.error and turn.error != wording.INTERRUPTED:
+        raise TurnError(f"the turn ended in an error: {one_line(turn.error)}")
 
 
 async def _session(args: argparse.Namespace, config: Any) -> Any:
-    """The cell's session (reused, adjusted or started), or None after saying why not."""
+    """The cell's session (reused, adjusted or started). An option that cannot be met (a
+    folder, the CLI's path, credentials, the policy) raises ``UsageError``; a session that
+    cannot start raises its ``SessionError``: one line each."""
     try:  # where options come from, merge, and apply: ipython/obtain.py
         defaults, wanted = configured(config), from_cell(args)
         session, notes = await obtain(args.session, wanted, defaults, new=args.new)
-    except (OptionError, SessionError) as e:
-        print(f"%%claude: {e}", file=sys.stderr)
-        return None
+    except OptionError as e:
+        raise UsageError(f"%%claude: {one_line(str(e))}") from None
     for n in notes:
         print(n)
     return session
@@ -130,12 +140,12 @@ def _ask(session: Any, body: str, args: argparse.Namespace, view: Any, handle: A
         turn = session.ask(body, view=view, plan=args.plan,
                            verbatim=bool(getattr(args, "verbatim", False)))
     except Exception as e:  # e.g. the session died while starting: say so where it shows
-        if handle is None:
-            print(f"%%claude: {e}", file=sys.stderr)
-        else:
+        if handle is not None:
             view.error(str(e)[:1].upper() + str(e)[1:] + ".")
             view.turn_done()
-        return None
+        if isinstance(e, OptionError):
+            raise UsageError(f"%%claude: {one_line(str(e))}") from None
+        raise e if isinstance(e, PlanWidgetsError) else SessionError(one_line(str(e))) from None
     if handle is not None:  # once ended, the turn's output becomes static (widgets closed)
         turn.add_done_callback(lambda _t: view.turn_done())
     return turn
@@ -157,13 +167,13 @@ async def _wait(session: Any, turn: Any, view: Any, handle: Any, kernel: bool) -
         if not session.connected and session.withdraw(turn, wording.INTERRUPTED_STARTING):
             spawn(session.close())  # a CLI still starting is stopped, never left half-up
             view.error(wording.INTERRUPTED_STARTING)
-            print(wording.INTERRUPTED_STARTING)
-        elif session.withdraw(turn):  # still waiting for its turn: it must never run later
+            raise Interrupted("while the session was starting: nothing was sent; run the "
+                              "cell again") from None
+        if session.withdraw(turn):  # still waiting for its turn: it must never run later
             view.error("Interrupted before it started: this prompt was not sent.")
-            print("Interrupted: this prompt was not sent.")
-        else:
-            session.interrupt_nowait()
-            print("Interrupted: the turn was stopped and any pending decision cancelled.")
+            raise Interrupted("this prompt was not sent") from None
+        session.interrupt_nowait()
+        raise Interrupted("the turn was stopped and any pending decision cancelled") from None
     finally:
         if handle is not None and not turn.done:
             if session.pending is not None and hasattr(view, "cell_returned"):

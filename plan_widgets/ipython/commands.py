@@ -2,14 +2,17 @@
 
 Each command is one entry of :data:`COMMANDS`: its handler, its arguments, the usage line
 shown when they are wrong, and whether it needs a session of this kernel or reads the event
-logs. ``--session NAME`` may stand anywhere in the line. Mistakes are one line (or the usage
-text), never a traceback: :class:`~plan_widgets.ipython.usage.Usage` for the line's form,
-:class:`~plan_widgets.model.errors.OptionError` for what it names.
+logs. ``--session NAME`` may stand anywhere in the line. Mistakes are one line, never a
+traceback, and fail the cell (the magic raises them as ``UsageError``):
+:class:`~plan_widgets.ipython.usage.Usage` for the line's form,
+:class:`~plan_widgets.model.errors.OptionError` for what it names. ``%claude`` alone or
+``--help`` prints the usage text (:class:`~plan_widgets.ipython.usage.Help`).
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
@@ -19,7 +22,7 @@ from ..model.errors import OptionError
 from ..store import LogError
 from . import agents, badday, command_help, history, listing, live, policy, registry
 from .resume import resume_command
-from .usage import Usage, one_line, raising, split, take
+from .usage import Help, Usage, one_line, raising, split, take
 
 USAGE = command_help.usage()  # every command of COMMANDS (checked below)
 
@@ -113,11 +116,13 @@ def run(config: Any, line: str) -> None:
     argv = split(line, "%claude")
     name = take(argv, "--session")
     if not argv or argv[0] in HELP:
-        raise Usage(USAGE)
+        raise Help(USAGE)
     cmd = argv[0]
     command = COMMANDS.get(cmd)
     if command is None:
-        raise Usage(f"%claude: unknown command {cmd!r}\n{USAGE.splitlines()[0]}")
+        near = difflib.get_close_matches(cmd, COMMANDS, n=1, cutoff=0.8)
+        hint = f"did you mean {near[0]!r}? " if near else ""
+        raise Usage(f"%claude: unknown command {cmd!r} ({hint}see %claude --help)")
     session = _live(name or "default") if command.live else None
     args = _parse(command, argv)
     args.config, args.name, args.live = config, name, session

@@ -10,7 +10,6 @@ event loop, and widget clicks stay live while it waits (ipykernel 7). What the c
 from __future__ import annotations
 
 import asyncio
-import sys
 import textwrap
 from typing import Any
 
@@ -34,7 +33,7 @@ from ..model.agent_options import EFFORTS
 from ..model.errors import OptionError
 from ..model.options import DEFAULT_APPROVAL_TIMEOUT, RESTING_MODES, check_timeout
 from . import command_help
-from .usage import Usage, parse_cell_line
+from .usage import Help, Usage, UsageError, one_line, parse_cell_line
 
 _TRANSFORM_PREFIX = "%%claude"
 
@@ -185,7 +184,10 @@ class ClaudeMagics(Magics):
         More: ``%claude --help``.
         """
         # In a kernel the cell is rewritten to await run_cell (see transform_cell); this
-        # fallback, used when the magic is called directly, starts the turn and returns.
+        # fallback, used when the magic is called directly, starts the turn and returns (a
+        # mistake in the line still fails here, in one line).
+        if parse(line) is None:
+            return
         loop = asyncio.get_event_loop()
         task = loop.create_task(run_cell(line, cell, background=True))
         if not loop.is_running():
@@ -199,10 +201,10 @@ class ClaudeMagics(Magics):
 
         try:
             commands.run(self, line)
-        except (Usage, OptionError) as e:
-            msg = str(e).strip()
-            if msg:
-                print(msg, file=sys.stderr if not msg.startswith("usage") else sys.stdout)
+        except Help as e:
+            print(str(e).strip())
+        except (Usage, OptionError) as e:  # a mistake fails the cell, in one line
+            raise UsageError(one_line(str(e))) from None
         return None
 
 
@@ -227,12 +229,22 @@ def _magics() -> ClaudeMagics | None:
     return m if isinstance(m, ClaudeMagics) else None
 
 
+def parse(line: str) -> Any:
+    """The options of a ``%%claude`` line; None after printing the help it asked for. A
+    mistake raises :class:`UsageError`: the cell fails, in one line."""
+    try:
+        return parse_cell_line(ClaudeMagics.claude.parser, line)
+    except Help as e:
+        print(str(e).rstrip())
+        return None
+    except Usage as e:
+        raise UsageError(one_line(str(e))) from None
+
+
 async def run_cell(line: str, body: str, background: bool = False) -> None:
     """Body of a ``%%claude`` cell: start the turn, show it, and wait until it settles."""
-    try:
-        args = parse_cell_line(ClaudeMagics.claude.parser, line)
-    except Usage as e:
-        print(str(e).rstrip())
+    args = parse(line)
+    if args is None:
         return
     from . import cell  # on first use: %load_ext stays cheap (the store, pydantic)
 

@@ -174,6 +174,7 @@ def check_settings() -> None:
 
 _decider: Any = None
 """The decider registered for every session (``decide_with(fn)`` with no session)."""
+_decider_unattended = False
 
 
 def attach(session: Any) -> None:
@@ -183,6 +184,7 @@ def attach(session: Any) -> None:
     referee.rules = rules
     if _decider is not None and referee.decider is None:
         referee.decider = _decider
+        referee.decider_unattended = _decider_unattended
 
 
 def raise_failures(session: Any) -> None:
@@ -192,18 +194,20 @@ def raise_failures(session: Any) -> None:
         raise UnattendedError("\n".join(failures))
 
 
-def decide_with(fn: Any, session: Any = None) -> None:
+def decide_with(fn: Any, session: Any = None, *, unattended: bool = False) -> None:
     """Register ``fn(decision)`` as a decider: called first for every decision, attended or
     not, it decides by calling the decision's methods (``approve``, ``answer``, ``allow``...)
     or leaves it open. ``session``: that session only; default: every session of this kernel
-    (also those started later). ``None`` removes it."""
-    global _decider
-    if session is not None:
-        session.gate.host.referee.decider = fn
-        return
-    _decider = fn
-    from .registry import sessions
+    (also those started later). ``None`` removes it. ``unattended=True``: only in a run where
+    no one can click (papermill, nbconvert, nbval); with a person there, each card waits for
+    their click (how the example notebooks run both ways)."""
+    global _decider, _decider_unattended
+    targets: list[Any] = [session] if session is not None else []
+    if session is None:
+        _decider, _decider_unattended = fn, unattended
+        from .registry import sessions
 
-    live: list[Any] = list(sessions().values())
-    for s in live:
+        targets = list(sessions().values())
+    for s in targets:
         s.gate.host.referee.decider = fn
+        s.gate.host.referee.decider_unattended = unattended
