@@ -191,10 +191,14 @@ def test_a_read_that_hangs_ends_and_says_so(monkeypatch: pytest.MonkeyPatch) -> 
     release = threading.Event()
     monkeypatch.setattr(ondisk, "READ_SECONDS", 0.05)
     monkeypatch.setattr(ondisk, "read_file", lambda p, c=None: release.wait(30) and None)
-    try:
-        got = asyncio.run(snapshot("Write", {"file_path": "/mnt/hung/x"}, None))
-    finally:
-        release.set()
+
+    async def main() -> OnDisk | None:
+        try:
+            return await snapshot("Write", {"file_path": "/mnt/hung/x"}, None)
+        finally:
+            release.set()  # the worker thread ends (asyncio.run waits for it)
+
+    got = asyncio.run(main())
     assert got is not None and got.state == "unreadable" and "not read within" in got.why
 
 
