@@ -250,4 +250,5 @@ async def _keeps_the_decided_change() -> None:
             printed.append((text, style))
 
     edit.show_text(d, Out())  # type: ignore[arg-type]
+    assert printed[1] == ("Allow Write /w/notes.txt?", "bold")
     assert ("  2   - beta", "red") in printed and ("    2 + BETA-ACC", "green") in printed

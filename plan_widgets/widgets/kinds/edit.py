@@ -55,9 +55,10 @@ def markdown(d: ToolDecision) -> str:
 
 
 def show_text(d: ToolDecision, out: Terminal) -> None:
+    c = change(d)
     out.line("")
-    out.line(f"Allow {d.tool}?", style="bold")
-    for text, style in change_lines(change(d)):
+    out.line(f"Allow {d.tool} {c.path}?", style="bold")
+    for text, style in change_lines(c)[1:]:  # (its path is in the question)
         out.line(text, style=style)
     tool.show_always(d, out)
 
