@@ -49,7 +49,7 @@ def _size(n: int) -> str:
 
 
 def _counted(old: str, new: str) -> str:
-    add, rem = stats(hunks(old, new, 0))
+    add, rem = stats(hunks(old, new))
     return f"+{add} −{rem} lines" if add or rem else "no change to the file's text"
 
 
