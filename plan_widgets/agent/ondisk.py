@@ -7,9 +7,11 @@ network mount must not stall the kernel's loop), bounded in size and in time. Th
 stays with the decision: the finished turn's static card shows the change that was decided,
 not the file as it is after the write.
 
-What is read is what the model asks to change (the CLI requires a Read of a file before it
-writes it, so its content is already in the conversation); it is shown on the card and kept
-in the notebook's output, and never written to the session's log.
+What is read is the file the model asks to change. The CLI refuses a Write of a file the
+conversation has not Read, but only after it asked permission (measured, CLI 2.1.332: the
+card opened for such a Write), so a card may show a file the model has not seen: it is shown
+to the person deciding and kept in the notebook's output, never sent to the model nor written
+to the session's log.
 """
 
 from __future__ import annotations
