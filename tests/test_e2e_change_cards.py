@@ -5,9 +5,9 @@ change it), and the finished turn keeps the change it decided.
 What the page shows is the card's HTML with its tags taken out (html.unescape), as a person
 reads it: line numbers (old, new), the sign, the line.
 
-MultiEdit is not here: this CLI (2.1.332) has no such tool (its tool result is "No such tool
-available: MultiEdit"; measured through this script), so no card can ask for it; the card
-for older CLIs is proved in tests/test_change_cards.py.
+MultiEdit is not here: this CLI (2.1.337, SDK 0.2.190) has no such tool (its tool result is
+"No such tool available: MultiEdit"; measured through this script), so no card can ask for
+it; the card for older CLIs is proved in tests/test_change_cards.py.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ stays with the decision: the finished turn's static card shows the change that w
 not the file as it is after the write.
 
 What is read is the file the model asks to change. The CLI refuses a Write of a file the
-conversation has not Read, but only after it asked permission (measured, CLI 2.1.332: the
+conversation has not Read, but only after it asked permission (measured, CLI 2.1.337: the
 card opened for such a Write), so a card may show a file the model has not seen: it is shown
 to the person deciding and kept in the notebook's output, never sent to the model nor written
 to the session's log.
