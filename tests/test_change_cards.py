@@ -20,7 +20,7 @@ from plan_widgets.agent.decisions import ToolDecision
 from plan_widgets.agent.gate import Gate
 from plan_widgets.agent.ondisk import Cell, OnDisk, read_file, read_notebook, snapshot
 from plan_widgets.agent.seam import PermissionRequest
-from plan_widgets.render import filediff
+from plan_widgets.render import filediff, look
 from plan_widgets.render.change import change_html, change_lines, change_of
 from plan_widgets.widgets.kinds import card_html, decision_markdown, edit, kind_of
 
@@ -64,7 +64,7 @@ def test_changed_words_are_marked_and_everything_escaped() -> None:
     assert re.search(r"<del [^>]*>1</del>", out) and re.search(r"<ins [^>]*>2</ins>", out)
     assert "&lt;b&gt;.txt" in out and "/w/<b>" not in out
     # the plan's Changes view's line styles: one theme for both diffs
-    assert filediff._ADD_LINE in out and filediff._DEL_LINE in out
+    assert look.DIFF_ADD_LINE in out and look.DIFF_DEL_LINE in out
 
 
 def test_a_new_file_shows_as_new_with_its_line_count() -> None:

@@ -3,9 +3,9 @@ context, the words that changed inside a changed line marked, long runs of chang
 folded with their count, the whole bounded. As escaped HTML (a card, a static turn) and as
 plain lines (the terminal, the Markdown fallback).
 
-The line and word styles are the plan's Changes view's (:mod:`.diff`), so both diffs look
-alike and follow the same theme. Both texts are untrusted (the file on disk, the model's new
-content): everything is escaped here.
+The line and word styles are the plan's Changes view's (:mod:`.diff`, from :mod:`.look`), so
+both diffs look alike and follow the same theme. Both texts are untrusted (the file on disk,
+the model's new content): everything is escaped here.
 
 ``difflib`` with ``autojunk=False`` finds the smallest diff, but it is quadratic on repetitive
 lines (measured: 10,000 lines of two repeated values, swapped: 26 s; with autojunk 0.01 s), so
@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from .diff import _ADD_LINE, _DEL_LINE, MAX_WORD_DIFF, _line, _lines, _word_pair
+from .diff import MAX_WORD_DIFF, _line, _lines, _word_pair
+from .look import DIFF_ADD_LINE, DIFF_DEL_LINE
 from .markdown import escape
 
 CONTEXT = 3
@@ -176,7 +177,7 @@ def _gutter(r: Row, width: int) -> str:
     return f"{_num(r.old, width)} {_num(r.new, width)} {r.sign} "
 
 
-_STYLE = {"-": _DEL_LINE, "+": _ADD_LINE, " ": "", "@": "opacity:0.75;font-style:italic"}
+_STYLE = {"-": DIFF_DEL_LINE, "+": DIFF_ADD_LINE, " ": "", "@": "opacity:0.75;font-style:italic"}
 
 
 def html_rows(rows: list[Row], width: int) -> str:
