@@ -249,8 +249,10 @@ def test_edit_card_shows_the_diff(kernel: Kernel, workdir: Path) -> None:
     (workdir / "greet.txt").write_text("hello world\n")
     kernel.execute("%%claude --scripted dec_edit.yaml\nPlease change the greeting")
     allow = kernel.wait_widget("ButtonModel", description="Allow")
-    shown = "\n".join(kernel.markdown_outputs())
-    assert "- hello world" in shown and "+ goodbye world" in shown
+    shown = html.unescape(re.sub(r"<[^>]+>", "", "\n".join(kernel.markdown_outputs())))
+    # against the file on disk, with line numbers, the changed word marked (issue 43)
+    assert "1   - hello world" in shown and "  1 + goodbye world" in shown
+    assert re.search(r"<del [^>]*>hello</del>", "\n".join(kernel.markdown_outputs()))
     assert "greet.txt" in shown
     assert (workdir / "greet.txt").read_text() == "hello world\n"
     kernel.click(allow)

@@ -182,6 +182,8 @@ def test_a_tool_prompt_is_asked_again_and_denies_only_when_told(
     term.expect(CONT, timeout=15)
     term.type_line()
     term.expect(r"Allow Write ", timeout=120)
+    term.expect(r"New file: 1 line")  # the change, as the card shows it (issue 43)
+    term.expect(r"1 \+ one")
     term.expect(r"\[y\]es / (?:\[a\]lways / )?\[n\]o: ")
     term.type_line("sure")
     term.expect(r"'sure' is not a choice: type y to allow it once, ")

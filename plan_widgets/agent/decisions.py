@@ -23,6 +23,7 @@ from typing import Any, ClassVar, Literal
 from .. import model as ev
 from ..model.events import Actor, DecisionKind
 from ..model.options import RESTING_MODES
+from .ondisk import OnDisk
 from .outcome import Outcome
 from .plan_edits import PlanEdits
 from .seam import Allow, Answer, Deny
@@ -334,6 +335,9 @@ class ToolDecision(Decision):
         self.suggestions = suggestions
         """The CLI's suggested rules for "always allow" (plain dicts)."""
         self.title = title
+        self.before: OnDisk | None = None
+        """The file an edit tool would change, as the gate read it when the card opened
+        (None: not an edit, or not read): the card shows the change against it."""
 
     @property
     def unanswered(self) -> str:  # type: ignore[override]

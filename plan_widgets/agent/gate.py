@@ -23,6 +23,7 @@ from ..model.events import Actor
 from ..model.options import SessionOptions
 from . import wording
 from .decisions import Decision, PlanDecision, QuestionDecision, ToolDecision
+from .ondisk import snapshot
 from .seam import Allow, Answer, Deny, HostTools, PermissionRequest
 
 PLAN_MODE_REFUSAL = (
@@ -163,6 +164,8 @@ class Gate:
         if not isinstance(decision, Decision):
             return decision
         decision.agent_id = request.agent_id
+        if isinstance(decision, ToolDecision):  # the file as it is now, for the card's diff
+            decision.before = await snapshot(request.tool, request.input, self.host.options.cwd)
         try:
             answer = await self._wait(decision)
         except asyncio.CancelledError:

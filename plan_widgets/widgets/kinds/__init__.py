@@ -5,6 +5,8 @@ turn leaves in the notebook) and its terminal form, from one description of the 
   their own: :mod:`.plan_edit`, :mod:`.plan_comments`, :mod:`.plan_targets`);
 - :mod:`.question`: questions to answer;
 - :mod:`.code`: the kernel's code tools, a tool permission that shows its code;
+- :mod:`.edit`: file edits (Write, Edit, MultiEdit, NotebookEdit), a tool permission that
+  shows the change against the file on disk;
 - :mod:`.tool`: any other tool permission.
 
 The frame every card shares is :mod:`.frame`. A new kind is one module with a
@@ -18,14 +20,14 @@ from typing import Any
 
 from ...agent.decisions import Decision
 from ..shared import card_color
-from . import code, plan, question, tool
+from . import code, edit, plan, question, tool
 from .frame import Card, Kind
 from .plan import PlanCard
 from .question import QuestionCard
 from .tool import ToolCard
 
 KINDS: dict[str, Kind[Any]] = {k.name: k for k in (plan.KIND, question.KIND, code.KIND,
-                                                   tool.KIND)}
+                                                   edit.KIND, tool.KIND)}
 """Every kind by its name, in the order they are asked (a special case before its kind)."""
 for _kind in KINDS.values():
     if _kind.color:

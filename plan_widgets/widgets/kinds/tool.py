@@ -1,9 +1,10 @@
 """The tool permission decision: its card, its static forms, its terminal form.
 
 Asked in modes that ask (``default``, and ``acceptEdits`` for what is not an edit): the card
-shows the command, the path or the diff, with Allow, Always allow (the CLI's own suggested
+shows the command or the input, with Allow, Always allow (the CLI's own suggested
 rule, shown on the card, offered only when there is one) and Deny with an optional reason.
-The kernel's code tools are a kind of their own (:mod:`.code`) that shows its code instead.
+The kernel's code tools are a kind of their own (:mod:`.code`) that shows its code instead,
+and so are file edits (:mod:`.edit`), which show the change against the file on disk.
 """
 
 from __future__ import annotations
@@ -15,10 +16,9 @@ from typing import Any
 import ipywidgets as w
 
 from ...agent.decisions import ToolDecision
-from ...agent.gate import EDIT_TOOLS
 from ...render import prompts
 from ...render.decision import suggestion_text, title_html, wrapping
-from ...render.look import BORDER, DIFF_ADD_TEXT, DIFF_DEL_TEXT
+from ...render.look import BORDER
 from ...render.markdown import SMALL_STYLE, escape, summarize
 from ..markdown import html_output, set_html
 from ..shared import look, on_click, shared, typed_line
@@ -33,30 +33,10 @@ def preview(tool: str, tool_input: dict[str, Any]) -> str:
     if tool == "Bash":
         cmd = str(tool_input.get("command", ""))
         return f"<pre>$ {escape(cmd)}</pre>"
-    if tool in EDIT_TOOLS:
-        path = tool_input.get("file_path") or tool_input.get("notebook_path") or ""
-        parts = [f"<div><code>{escape(str(path))}</code></div>"]
-        if tool == "Write":
-            content = str(tool_input.get("content", ""))
-            lines = content.splitlines()[:40]
-            parts.append("<pre>" + _diff([], lines) + "</pre>")
-        else:
-            edits = tool_input.get("edits") or [tool_input]
-            for e in edits[:10]:
-                old = str(e.get("old_string", "")).splitlines()[:20]
-                new = str(e.get("new_string", "")).splitlines()[:20]
-                parts.append("<pre>" + _diff(old, new) + "</pre>")
-        return "".join(parts)
     body = json.dumps(tool_input, indent=1, ensure_ascii=False, default=str)
     if len(body) > 2000:
         body = body[:2000] + "\n…"
     return f"<pre>{escape(body)}</pre>"
-
-
-def _diff(old: list[str], new: list[str]) -> str:
-    """Removed and added lines (escaped HTML for a ``<pre>``), in red and green."""
-    return "\n".join([f'<span style="{DIFF_DEL_TEXT}">{escape("- " + ln)}</span>' for ln in old]
-                     + [f'<span style="{DIFF_ADD_TEXT}">{escape("+ " + ln)}</span>' for ln in new])
 
 
 def head(d: ToolDecision, shown: Preview = preview) -> str:
@@ -118,6 +98,11 @@ def markdown(d: ToolDecision) -> str:
 def show_text(d: ToolDecision, out: Terminal) -> None:
     out.line("")
     out.line(f"Allow {d.tool} {summarize(d.input, 160)}?", style="bold")
+    show_always(d, out)
+
+
+def show_always(d: ToolDecision, out: Terminal) -> None:
+    """What Always allow would also allow (the CLI's suggested rules), if it offers one."""
     if d.suggestions:
         rules = "; ".join(suggestion_text(x) for x in d.suggestions)  # the card's words
         out.line(f"  always would: {summarize(rules, 160)}", style="dim")
