@@ -40,6 +40,7 @@ def pytest_configure(config: pytest.Config) -> None:
         ("hub", "a real JupyterHub with several users (tests/hub.py)"),
         ("floors", "the subset scripts/test runs against the lowest allowed dependencies, "
                    "from the built wheel"),
+        ("quick", "the end-to-end path `scripts/test --quick` runs with the fast tests"),
     ):
         config.addinivalue_line("markers", f"{name}: {what}")
 
@@ -71,13 +72,23 @@ def _expected_skip(reason: str) -> bool:
             or any(a in reason for a in allowed))
 
 
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+def _note_skip(report: pytest.TestReport | pytest.CollectReport) -> None:
     if report.skipped and not hasattr(report, "wasxfail"):
         longrepr = report.longrepr
         reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
         reason = reason.removeprefix("Skipped: ")
-        if not _expected_skip(reason):
+        if not _expected_skip(reason) and (report.nodeid, reason) not in _unexpected:
             _unexpected.append((report.nodeid, reason))
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _note_skip(report)
+
+
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    """A skip while collecting (``importorskip`` or ``skip(allow_module_level=True)`` at a
+    module's top): the whole module did not run, which no test report says."""
+    _note_skip(report)
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
@@ -90,8 +101,6 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if _unexpected and exitstatus == 0:
         session.exitstatus = 1  # a test that did not run is not a test that passed
-
-
 
 
 @pytest.fixture

@@ -27,7 +27,9 @@ def test_quick_run_writes_a_table_and_raw_samples(tmp_path: Path) -> None:
          "--json", str(raw)],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
     )
-    assert r.returncode == 0, r.stderr[-2000:]
+    # 3: measured, its goal missed on this busy machine (goals are judged in the recorded run,
+    # docs/benchmarks.md, never here); 1 would be a figure that could not be measured
+    assert r.returncode in (0, 3), r.stderr[-2000:]
     text = out.read_text(encoding="utf-8")
     # the block between the markers is replaced; the prose around it is kept
     assert "intro kept" in text and "explanations kept" in text and "\nold\n" not in text
@@ -37,7 +39,8 @@ def test_quick_run_writes_a_table_and_raw_samples(tmp_path: Path) -> None:
     data = json.loads(raw.read_text(encoding="utf-8"))
     (row,) = data["rows"]
     assert row["value"] is not None and row["value"] > 0
-    assert len(row["samples"]) >= 2 and row["met"] in (True, False)
+    assert len(row["samples"]) >= 2 and isinstance(row["met"], bool)
+    assert (r.returncode == 3) == (row["met"] is False), (r.returncode, row)  # exit says it
     assert data["machine"]["nproc"] >= 1
 
 

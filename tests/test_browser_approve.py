@@ -92,8 +92,7 @@ def notebook(served: Served, name: str, cells: list[tuple[str, str]]) -> Iterato
     (served.root / f"{name}.ipynb").write_text(
         __import__("json").dumps(code_notebook(cells)), encoding="utf-8")
     page = served.context.new_page()
-    errors: list[str] = []
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    errors = console_errors(page)
     try:
         page.set_default_timeout(UI_TIMEOUT * 1000)
         expect.set_options(timeout=UI_TIMEOUT * 1000)
@@ -106,6 +105,20 @@ def notebook(served: Served, name: str, cells: list[tuple[str, str]]) -> Iterato
         raise
     finally:
         page.close()
+
+
+def console_errors(page: Any) -> list[str]:
+    """The console errors ``page`` logs from now on (a list that grows); checked to be heard
+    (a positive control: an error the test logs itself reaches the list)."""
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.evaluate("() => console.error('pw-test: the console is heard')")
+    deadline = time.monotonic() + UI_TIMEOUT
+    while "pw-test: the console is heard" not in errors:
+        assert time.monotonic() < deadline, "the page's console is not heard"
+        page.wait_for_timeout(100)
+    errors.remove("pw-test: the console is heard")
+    return errors
 
 
 def button(where: Any, label: str) -> Any:
@@ -266,6 +279,7 @@ def test_a_reload_while_the_card_waits_keeps_the_record(served: Served) -> None:
         save(page, served.root / "reload.ipynb")
         nb = open_notebook(page, served.server, "reload.ipynb", len(cells))  # the reload
         second = served.context.new_page()  # a second tab, while the card waits
+        second_errors = console_errors(second)
         try:
             tab = open_notebook(second, served.server, "reload.ipynb", len(cells)).nth(1)
             expect(button(tab.locator(".pw-card-plan").first, "Approve")).to_be_visible()
@@ -284,6 +298,7 @@ def test_a_reload_while_the_card_waits_keeps_the_record(served: Served) -> None:
                 expect(where.locator(".pw-control-bar")).to_contain_text("idle")
             shot(served, cell, "reload-done")
             shot(served, tab, "reload-second-tab")
+            assert not gone(second_errors)
         finally:
             second.close()
         save(page, served.root / "reload.ipynb")
@@ -357,6 +372,7 @@ def test_the_running_page_closes_and_a_second_tab_decides(served: Served) -> Non
         expect(button(nb.nth(1).locator(".pw-card-plan").first, "Approve")).to_be_visible()
         save(page, path)
         second = served.context.new_page()
+        second_errors = console_errors(second)  # the page that does the work from here on
         try:
             nb = open_notebook(second, served.server, "closed.ipynb", len(cells))
             cell = nb.nth(1)
@@ -387,6 +403,7 @@ def test_the_running_page_closes_and_a_second_tab_decides(served: Served) -> Non
             run_cell(second, nb, 2)
             expect(nb.nth(2).locator(".jp-OutputArea-output")).to_contain_text("closed")
             assert_no_errors(second)
+            assert not gone(second_errors)
         finally:
             second.close()
-        assert not gone(errors)
+        assert not gone(errors)  # (what the first page logged before it closed)

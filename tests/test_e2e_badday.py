@@ -179,10 +179,12 @@ def test_compact_is_a_visible_boundary(kernel: Kernel) -> None:
                       "the compaction line in the %claude compact cell")
     summary = [r for r in _requests(kernel) if "focus on the greeting" in r["user"]]
     assert summary, "the instructions reach the summary request"
-    # nothing to compact: the CLI's own line, once
+    # nothing to compact (the CLI says so twice: a status and a synthetic reply): its line,
+    # once, and no compaction
     again = kernel.start("%%claude\n/compact")
     md = finish(kernel, again)
-    assert "Not enough messages to compact" in md or "compacted" in md
+    assert md.count("Not enough messages to compact") == 1, md
+    assert len(events(kernel, "context:compacted")) == 2
 
 
 def _requests(k: Kernel) -> list[dict[str, Any]]:

@@ -160,12 +160,16 @@ def test_broken_script_is_one_clear_line(kernel: Kernel, workdir: Path) -> None:
     assert kernel.eval("1 + 1") == "2"
 
 
+_HELD: list[socket.socket] = []
+
+
 def _dead_port() -> int:
+    """A port on 127.0.0.1 that refuses connections: bound and never listening, and held
+    (never closed) so that no other test running in parallel can take it meanwhile."""
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()  # nothing listens there now
-    return port
+    _HELD.append(s)
+    return int(s.getsockname()[1])
 
 
 def test_connection_refused_is_one_clear_line(kernel: Kernel) -> None:

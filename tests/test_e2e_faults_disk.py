@@ -98,12 +98,16 @@ def next_cell_works(k: Kernel, options: str = "", prompt: str = "hello again") -
     assert settled(k) == "idle"
 
 
+_HELD: list[socket.socket] = []
+
+
 def dead_port() -> int:
+    """A port on 127.0.0.1 that refuses connections: bound and never listening, and held
+    (never closed) so that no other test running in parallel can take it meanwhile."""
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+    _HELD.append(s)
+    return int(s.getsockname()[1])
 
 
 def credentials_env() -> str:

@@ -8,9 +8,11 @@ received (kept whole with ``PLAN_WIDGETS_SCRIPTED_DUMP``).
 
 from __future__ import annotations
 
+import ast
 import json
 from pathlib import Path
 
+import psutil
 import pytest
 from kernel import Kernel, requests_of, write_script
 
@@ -55,6 +57,20 @@ def k(project: Path):
 
 def bodies(workdir: Path) -> list[dict]:
     return [json.loads(p.read_text()) for p in sorted((workdir / "bodies").glob("*.json"))]
+
+
+def tool_results(workdir: Path) -> list[str]:
+    """The text of every tool result the model received, whole (the request bodies)."""
+    out = []
+    for body in bodies(workdir):
+        for message in body.get("messages", []):
+            for block in message.get("content") if isinstance(message.get("content"), list) \
+                    else []:
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    c = block.get("content")
+                    out.append(c if isinstance(c, str) else "".join(
+                        p.get("text", "") for p in c or [] if isinstance(p, dict)))
+    return out
 
 
 def cli_flags(k: Kernel, name: str = "default") -> dict[str, str]:
@@ -184,14 +200,45 @@ def test_tab_completes_in_a_claude_cell(k: Kernel, project: Path) -> None:
     matches, _ = complete(k, "%%claude\n@da")
     assert matches == ["@data/"]
     assert complete(k, "%%claude --add-dir da") == (["data/"], "da")
-    # with a session: what its CLI reported (built-in commands and skills too)
+    assert complete(k, "%%claude --cwd da") == (["data/"], "da")
+    assert complete(k, "%%claude --cwd data/") == (["data/prices.csv"], "data/")
+    assert complete(k, "%%claude --scripted plai") == (["plain.yaml"], "plai")
+    assert complete(k, "%%claude --model ")[0] == ["opus", "sonnet", "haiku", "default"]
+    assert complete(k, "%%claude --plan-model so") == (["sonnet"], "so")
+    # none of that started a CLI or a session, nor asked the model anything
+    assert k.eval("plan_widgets.get()") == "None" and requests_of(project) == []
+    assert children(k) == []
+    # with a session: what its CLI reported (built-in commands and skills too), answered
+    # from what is known: also while its CLI cannot answer anything (stopped)
     k.execute("%%claude --scripted plain.yaml\nhello")
-    assert "/compact" in complete(k, "%%claude\n/comp")[0]
-    assert complete(k, "%%claude\n/ti")[0] == ["/tidy"]
-    assert complete(k, "%%claude --session ")[0] == ["default"]
+    models = reported_models(k)
+    assert models, "the CLI reported no models"
+    cli = psutil.Process(int(k.eval("plan_widgets.get().cli_pid")))
+    cli.suspend()
+    try:
+        assert complete(k, "%%claude --model ")[0] == list(dict.fromkeys(
+            [*models, "opus", "sonnet", "haiku", "default"]))
+        assert "/compact" in complete(k, "%%claude\n/comp")[0]
+        assert complete(k, "%%claude\n/ti")[0] == ["/tidy"]
+        assert complete(k, "%%claude --session ")[0] == ["default"]
+    finally:
+        cli.resume()
     # not a %%claude cell: the usual completions
     k.execute("grape_fruit = 1")
     assert "grape_fruit" in complete(k, "grape_f")[0]
+
+
+def children(k: Kernel) -> list[str]:
+    """The kernel's child processes (a CLI, a scripted model), as command lines."""
+    kernel = psutil.Process(int(k.eval("__import__('os').getpid()")))
+    return [" ".join(p.cmdline())[:120] for p in kernel.children(recursive=True)]
+
+
+def reported_models(k: Kernel) -> list[str]:
+    """The model values the session's CLI reported in its ``initialize`` answer."""
+    listed = k.eval("[m.get('value') for m in plan_widgets.get().client.server_info"
+                    ".get('models') or []]")
+    return [str(v) for v in ast.literal_eval(listed)]
 
 
 TOOLS = '''
@@ -257,7 +304,9 @@ def test_a_notebook_function_is_a_tool(k: Kernel, project: Path) -> None:
     assert settle(k) == "idle"
     got = results(project)
     assert "explode raised RuntimeError: the sensor is offline" in got
-    assert "more characters]" in got and "x" * 200_000 not in got
+    # 500,000 characters cut to 20,000 (docs/notebook-context.md), as the model received it
+    [cut] = {t for t in tool_results(project) if t.startswith("x" * 100)}
+    assert len(cut) <= 20_000 and cut.endswith("x… [480,040 more characters]"), len(cut)
     # a mistyped input is refused by the schema from the type hints (the CLI checks it)
     assert "Input validation error: 5 is not of type 'string'" in got
     assert "ODD DONE" in "\n".join(k.markdown_outputs())

@@ -88,6 +88,7 @@ def test_approve_returns_to_the_resting_mode_and_the_work_runs(
 
 
 @pytest.mark.floors
+@pytest.mark.quick  # the one end-to-end path of `scripts/test --quick`: cell, card, click, work
 def test_approve_auto_accept_edits(kernel: Kernel, workdir: Path) -> None:
     kernel.execute("%%claude --scripted plan_approve.yaml --plan\nAdd a greeting script")
     kernel.click(kernel.wait_widget("ButtonModel", description="Approve, auto-accept edits"))

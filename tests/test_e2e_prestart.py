@@ -71,9 +71,25 @@ def test_a_cell_that_needs_another_cli_replaces_the_unused_one(scripted_kernel: 
     assert sid not in k.execute("%claude sessions")["text"]
 
 
-def test_nothing_starts_without_credentials(kernel: Kernel) -> None:
-    time.sleep(1.0)  # past the pre-start's delay
-    assert kernel.eval("plan_widgets.get()") == "None"
+def test_nothing_starts_without_credentials(workdir: Path) -> None:
+    """No credentials, no scripted model: the pre-start ends without importing the SDK or
+    starting a session (the first cell says the credentials line anyway). Its task is waited
+    for, not slept past: on a busy machine a sleep ended before it had decided."""
+    k = Kernel(workdir)
+    try:
+        k.execute("import asyncio, sys\nimport plan_widgets.agent.tasks as _t\n"
+                  "_spawned = []\n_spawn = _t.spawn\n"
+                  "def _spy(coro, name=None):\n"
+                  "    _spawned.append(_spawn(coro, name=name))\n    return _spawned[-1]\n"
+                  "_t.spawn = _spy")
+        k.execute("%load_ext plan_widgets\nimport plan_widgets")
+        out = k.execute("await asyncio.sleep(0.5)  # past the pre-start's DELAY\n"
+                        "_pre = [t for t in _spawned if t.get_name() == 'claude-prestart']\n"
+                        "await asyncio.wait_for(asyncio.gather(*_pre), 60)\n"
+                        "print(len(_pre), plan_widgets.get(), 'claude_agent_sdk' in sys.modules)")
+        assert out["text"].strip() == "1 None False", out["text"]
+    finally:
+        k.shutdown()
 
 
 def test_settings_changed_after_load_still_apply(scripted_kernel: Kernel, workdir: Path) -> None:

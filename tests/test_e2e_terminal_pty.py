@@ -221,3 +221,20 @@ def test_an_expired_prompt_leaves_no_reader_behind(term: Term, workdir: Path) ->
     assert "plan_widgets-input" not in listed, listed
     assert not (workdir / "first.txt").exists()
     assert "Traceback" not in term.text
+
+
+def test_tab_completes_a_claude_cell_in_the_terminal(term: Term, workdir: Path) -> None:
+    """Tab on the ``%%claude`` line, as a person presses it in terminal IPython: a value of
+    ``--mode``, a path after ``--scripted``, and a project's command in the prompt, each
+    taken into the line (one match: prompt_toolkit inserts it)."""
+    (workdir / ".claude" / "commands").mkdir(parents=True)
+    (workdir / ".claude" / "commands" / "greet.md").write_text("Say hello to $ARGUMENTS.\n")
+    term.child.send("%%claude --mode accep\t")
+    term.expect(r"--mode acceptEdits", timeout=30)
+    term.child.send(" --scripted dec_to\t")
+    term.expect(r"--scripted dec_tool\.yaml", timeout=30)
+    term.type_line()
+    term.expect(CONT, timeout=15)
+    term.child.send("please /gre\t")
+    term.expect(r"please /greet", timeout=30)
+    assert "Traceback" not in term.text  # (that nothing started: tests/test_e2e_options.py)

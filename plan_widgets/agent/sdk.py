@@ -63,6 +63,8 @@ logging.getLogger("claude_agent_sdk").addHandler(logging.NullHandler())  # we re
 log = logging.getLogger("plan_widgets")
 _SYNTHETIC = "<synthetic>"
 """The model name of the CLI's own messages (its report of an API failure)."""
+_SAID_ELSEWHERE = ("API Error", "Not enough messages to compact")
+"""A synthetic message that starts so repeats what a result or a status said."""
 
 
 class CLIExited(RuntimeError):
@@ -342,8 +344,11 @@ def _assistant(msg: AssistantMessage) -> list[sig.Signal]:
         out.append(sig.ModelReport(msg.model))
     # The CLI's own report of an API failure: the ResultMessage that follows says it as one
     # line; shown here too it would read as the agent's words, glued to text cut off before.
+    # Its "Not enough messages to compact." repeats the compaction status's error, already
+    # one line (docs/cli.md#bad-day); shown again it became a turn "started by itself".
     if msg.error is not None or msg.model == _SYNTHETIC and any(
-            isinstance(b, TextBlock) and b.text.startswith("API Error") for b in msg.content):
+            isinstance(b, TextBlock) and b.text.startswith(_SAID_ELSEWHERE)
+            for b in msg.content):
         return out
     parent = msg.parent_tool_use_id
     for block in msg.content:

@@ -181,7 +181,7 @@ def handed(fn: Callable[..., Any]) -> Callable[..., None]:
     """``fn`` as a widget callback that always runs on the loop it was registered on (the
     kernel's own loop, where every session, decision and view lives): the ONE handoff every
     click and change of this package goes through (``on_click``, ``on_change``;
-    tests/test_layers.py fails on a callback registered another way).
+    tests/test_widget_callbacks.py fails on a callback registered another way).
 
     Why (measured, docs/cli.md#kernel): JupyterLab 4.6 and Notebook 7.6 send widget messages
     over a kernel subshell by default, and ipykernel 7.4 then runs the handler on that
