@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 from kernel import Kernel, process_running, requests_of
 
+from plan_widgets.render.look import ERROR
+
 pytestmark = pytest.mark.e2e
 
 
@@ -24,7 +26,7 @@ def error_lines(k: Kernel) -> list[str]:
     with k._lock:
         return [re.sub(r"<[^>]+>", "", str(s.get("value", ""))).strip()
                 for s in k.widgets.values()
-                if s.get("_model_name") == "HTMLModel" and "#b91c1c" in str(s.get("value"))
+                if s.get("_model_name") == "HTMLModel" and f"color:{ERROR}" in str(s.get("value"))
                 and "<div" in str(s.get("value"))]
 
 

@@ -26,6 +26,7 @@ import psutil
 import pytest
 from kernel import Kernel, process_running
 
+from plan_widgets.render.look import ERROR
 from plan_widgets.store import held_elsewhere
 
 pytestmark = pytest.mark.e2e
@@ -48,7 +49,7 @@ def error_lines(k: Kernel) -> list[str]:
     with k._lock:
         return [html.unescape(re.sub(r"<[^>]+>", "", str(s.get("value", ""))))
                 for s in k.widgets.values()
-                if s.get("_model_name") == "HTMLModel" and "#b91c1c" in str(s.get("value"))
+                if s.get("_model_name") == "HTMLModel" and f"color:{ERROR}" in str(s.get("value"))
                 and "<div" in str(s.get("value"))]
 
 
