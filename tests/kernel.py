@@ -51,6 +51,12 @@ class Kernel:
         self.km.start_kernel(cwd=str(self.cwd), env=full_env)
         self.kc = self.km.client()
         self.kc.start_channels()
+        send, sending = self.kc.shell_channel.send, threading.Lock()
+
+        def one_at_a_time(msg: Any) -> None:  # a frontend's reader thread may answer too
+            with sending:
+                send(msg)
+        self.kc.shell_channel.send = one_at_a_time  # type: ignore[method-assign]
         self.kc.wait_for_ready(timeout=60)
         self.messages: list[dict[str, Any]] = []
         self.subshell_id: str | None = None  # where widget messages go (see comms_over_subshell)
@@ -85,7 +91,12 @@ class Kernel:
                     data = c.get("data", {})
                     if data.get("method") in ("update", "echo_update"):
                         self.widgets.setdefault(c["comm_id"], {}).update(data.get("state", {}))
+                self._on_iopub(msg)
                 self._lock.notify_all()
+
+    def _on_iopub(self, msg: dict[str, Any]) -> None:
+        """What this frontend does with an iopub message (under the lock): nothing here; a
+        frontend that answers or keeps outputs overrides it (tests/vscode.py)."""
 
     def wait_until(self, pred: Callable[[], Any], timeout: float = 60, what: str = "") -> Any:
         """Wait (bounded) until ``pred()`` is truthy; returns its value."""

@@ -1,12 +1,9 @@
 """Whether anyone can click, and the settings of an unattended run (docs/unattended.md).
 
-Measured (docs/unattended.md, "Is anyone there?"): JupyterLab 4.6 and Notebook 7.6 answer a
-comm the kernel opens for a target they do not know with ``comm_close`` within ~0.1 s, and
-their widget manager opens ``jupyter.widget.control`` when it connects (before any cell: too
-early to listen for); papermill 2.7, nbconvert 7.17 and nbclient 0.11 (and nbval, and a
-jupyter_client script) send neither. So the kernel opens one probe comm when the extension
-loads, and a frontend is there once it answers (or once ipywidgets' control comm is open: a
-page reloaded later); with no answer within :data:`PROBE_TIMEOUT` no one can click.
+Measured (docs/unattended.md, "Is anyone there?"): a page's widget manager answers a question
+the kernel asks when the extension loads, and an executor (papermill 2.7, nbconvert 7.17,
+nbclient 0.11, nbval, a jupyter_client script) does not; the probe is ``presence.py``. With
+no answer within ``presence.PROBE_TIMEOUT`` no one can click.
 Terminal IPython: someone can answer when stdin is a terminal. A setting overrides either way:
 ``%config ClaudeMagics.unattended``, the papermill parameter ``plan_widgets_unattended``, or
 ``PLAN_WIDGETS_UNATTENDED`` (``auto``, ``yes``, ``no``); rules likewise (``rules``,
@@ -18,17 +15,14 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-import time
 from typing import TYPE_CHECKING, Any
 
 from .output import in_kernel
+from .presence import Presence
 
 if TYPE_CHECKING:
     from ..agent.rules import Rules
 
-PROBE_TIMEOUT = 3.0
-"""Seconds a frontend has to answer the probe (measured: 0.05-0.12 s in a browser)."""
-PROBE_TARGET = "plan_widgets.presence"
 _YES = ("1", "yes", "true", "on")
 _NO = ("0", "no", "false", "off")
 
@@ -41,45 +35,7 @@ class UnattendedError(RuntimeError):
         return [f"UnattendedError: {self}"]
 
 
-class _Presence:
-    """The kernel's one probe: has a frontend answered, or a widget manager connected?"""
-
-    def __init__(self) -> None:
-        self.seen = asyncio.Event() if _loop() else None
-        self.started: float | None = None
-        self._comm: Any = None
-
-    def start(self) -> None:
-        if self.started is not None or self.seen is None:
-            return
-        self.started = time.monotonic()
-        try:
-            import comm
-
-            self._comm = comm.create_comm(target_name=PROBE_TARGET, data={})
-            self._comm.on_close(lambda _m: self._see())
-        except Exception:  # no kernel comm channel: no frontend can answer
-            self._comm = None
-
-    def _see(self) -> None:
-        if self.seen is not None:
-            self.seen.set()
-
-    async def frontend(self) -> bool:
-        """Whether a frontend answered (waits at most what is left of the probe's time)."""
-        self.start()
-        if self.seen is None or self.started is None:
-            return False
-        widgets = sys.modules.get("ipywidgets")  # a widget manager that connected later (a
-        if widgets is not None and getattr(widgets.Widget, "_control_comm", None) is not None:
-            self._see()  # page reloaded) opened ipywidgets' control comm
-        left = PROBE_TIMEOUT - (time.monotonic() - self.started)
-        if not self.seen.is_set() and left > 0:
-            try:
-                await asyncio.wait_for(self.seen.wait(), left)
-            except asyncio.TimeoutError:
-                pass
-        return self.seen.is_set()
+_presence: Presence | None = None
 
 
 def _loop() -> bool:
@@ -90,15 +46,12 @@ def _loop() -> bool:
         return False
 
 
-_presence: _Presence | None = None
-
-
 def start_probe() -> None:
     """``%load_ext``: open the probe now, so its answer has come by the first decision."""
     global _presence
     if in_kernel() and _loop():
         if _presence is None:
-            _presence = _Presence()
+            _presence = Presence()
         _presence.start()
 
 
