@@ -78,6 +78,7 @@ class Presence:
         if self.asked_kernel is not None or self.answered_by is not None:
             return
         self.asked_kernel = time.monotonic()
+        self._close_models()  # (no model of the probe outlives its question)
         try:
             import comm
 
@@ -99,8 +100,11 @@ class Presence:
             return
         self.answered_by = how
         self.seen.set()
+        self._close_models()
+
+    def _close_models(self) -> None:
         models, self._models = self._models, []
-        for m in models:  # the probe's models are not needed any more
+        for m in models:
             with contextlib.suppress(Exception):
                 m.close()
 

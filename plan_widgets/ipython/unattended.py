@@ -49,10 +49,16 @@ def _loop() -> bool:
 def start_probe() -> None:
     """``%load_ext``: open the probe now, so its answer has come by the first decision."""
     global _presence
-    if in_kernel() and _loop():
-        if _presence is None:
-            _presence = Presence()
-        _presence.start()
+    if not (in_kernel() and _loop()):
+        return
+    try:
+        if forced() is not None:  # a setting decides: nothing to ask (someone_can_click
+            return  # starts the probe if the setting goes back to auto)
+    except UnattendedError:
+        pass  # a malformed setting: check_settings says so; the probe runs meanwhile
+    if _presence is None:
+        _presence = Presence()
+    _presence.start()
 
 
 def setting(name: str) -> tuple[str, str] | None:
