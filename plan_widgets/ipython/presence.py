@@ -11,7 +11,8 @@ Two questions, asked in turn, because the first is quiet and the second is not:
    (ipywidgets ``widget_link.ts``: ``updateBindings`` → ``updateValue`` → ``save_changes``).
    The kernel hears a page without a word in its console. An executor (papermill, nbconvert,
    nbclient, nbval, a jupyter_client script) runs no JavaScript and sends nothing back.
-2. **A kernel connection's answer** (the fallback, after :data:`LINK_WAIT`). A comm opened for
+2. **A kernel connection's answer** (the fallback, after :data:`LINK_WAIT`; the probe's
+   models close then). A comm opened for
    a target no frontend knows (:data:`PROBE_TARGET`) is closed at once by every
    ``@jupyterlab/services`` kernel connection, with or without a widget manager, and
    JupyterLab's logs "Exception opening new comm" and "Object 'plan_widgets.presence' not
@@ -35,10 +36,10 @@ import sys
 import time
 from typing import Any
 
-LINK_WAIT = 3.0
+LINK_WAIT = 4.0
 """Seconds the quiet question has before the fallback is asked (measured in a browser on a
-loaded machine: the link's answer came 1.2-3.3 s after ``%load_ext``, as the page loaded
-ipywidgets' controls and the kernel ran the next cell; docs/frontends.md)."""
+loaded machine: the link's answer came 1.2-2.7 s, once 3.3 s, after ``%load_ext``, as the
+page loaded ipywidgets' controls and the kernel ran the next cell; docs/frontends.md)."""
 FALLBACK_WAIT = 3.0
 """Seconds the fallback has, however late it was asked (a cell that blocked the loop)."""
 PROBE_TIMEOUT = LINK_WAIT + FALLBACK_WAIT
