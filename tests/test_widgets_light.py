@@ -189,16 +189,19 @@ def test_the_widgets_are_what_a_user_acts_on(comms: Comms) -> None:
 
     kids = run(main())
     # the plan shown once, Edit, Comment on a line, feedback, four buttons and the Approve
-    # target, the status line
+    # target, the status line; and in every card the shared invisible KeepPlace (the keyboard
+    # goes on where the person was after a click: issue 42, point 4)
     assert kids["plan"] == ["Button", "Button", "Button", "Button", "Button", "Button",
-                            "Dropdown", "HTML", "Output", "Textarea"]
+                            "Dropdown", "HTML", "KeepPlace", "Output", "Textarea"]
     # per question: its text, its options (radio buttons for one choice, one checkbox per
     # option for several), Other, Notes; then Submit and the status line
     assert kids["question"] == sorted(
         ["HTML", "RadioButtons", "Text", "Text"] + ["HTML", "Checkbox", "Checkbox",
                                                      "Checkbox", "Text", "Text"]
-        + ["Button", "HTML"])
-    assert kids["tool"] == ["Button", "Button", "Button", "HTML", "Output", "Text"]
+        + ["Button", "HTML", "KeepPlace"])
+    # Allow, Deny, a checkbox per update the CLI suggests (taken one by one: point 6)
+    assert kids["tool"] == ["Button", "Button", "Checkbox", "HTML", "KeepPlace", "Output",
+                            "Text"]
 
 
 def test_question_options_once_with_descriptions(comms: Comms) -> None:

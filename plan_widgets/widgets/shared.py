@@ -22,6 +22,7 @@ from ipywidgets.widgets.widget_description import DescriptionStyle
 from ipywidgets.widgets.widget_string import HTMLStyle, TextStyle
 
 from ..render.look import BORDER, BUTTON, BUTTON_TEXT, CARD_BOX
+from .keep_place import KeepPlace
 
 # A decision card is one flex box whose lines wrap (render.look.CARD_BOX): a widget on a line
 # of its own is "full" width, buttons size to their text, and two "half" fields share a line
@@ -263,6 +264,8 @@ _FACTORIES: dict[str, Callable[[], w.Widget]] = {
     # Rewind files' confirmation: a card of its own line in the control bar
     "card-rewind": lambda: w.Layout(border=f"2px solid {BORDER['rewind']}", flex="1 1 100%",
                                     min_width="0", **CARD_BOX),
+    "hidden": lambda: w.Layout(display="none"),
+    "keep-place": lambda: KeepPlace(layout=shared("hidden")),
     "button": w.ButtonStyle,
     **{f"button-{kind}": _button_style(color) for kind, color in BUTTON.items()},
     "toggle": ToggleButtonStyle,
@@ -294,7 +297,7 @@ def warm() -> None:
     only its own models; see docs/benchmarks.md, figure 2)."""
     for name in ("full", "option", "half", "text", "html", "button", "auto", "checkbox",
                  *(f"button-{kind}" for kind in BUTTON),
-                 "radio", *(f"card-{kind}" for kind in CARD_COLORS)):
+                 "radio", "keep-place", *(f"card-{kind}" for kind in CARD_COLORS)):
         shared(name)
 
 

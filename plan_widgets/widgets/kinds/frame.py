@@ -102,7 +102,9 @@ def markdown_card(d: Decision, lines: list[str]) -> str:
 
 
 class Card(w.Box):
-    """Common frame: the card's widgets, then its status line (the last child).
+    """Common frame: the card's widgets, the shared invisible
+    :class:`~plan_widgets.widgets.keep_place.KeepPlace` (the keyboard goes on where the person
+    was after a click), then its status line (the last child).
 
     A kind's card says what its static forms are (:meth:`static_html`, :meth:`markdown`)."""
 
@@ -117,7 +119,7 @@ class Card(w.Box):
             controls = [w.HTML(html_block(asker_html(about), "pw-html"),
                                **look("full", "html")), *controls]
         super().__init__(
-            [*controls, self.status], layout=shared(f"card-{decision.kind}"),
+            [*controls, shared("keep-place"), self.status], layout=shared(f"card-{decision.kind}"),
             _dom_classes=("pw-card", f"pw-card-{decision.kind}"),
         )
         decision.watch(self.refresh)

@@ -1,0 +1,55 @@
+"""The keyboard goes on where the person was after a click on a card (issue 42, point 4).
+
+Measured in JupyterLab 4.6 and Notebook 7.6 (headless Chromium, tests/test_browser_keep_place.py):
+a mousedown anywhere in a cell's output makes that cell the active one (the notebook's
+``mousedown`` handler, and its ``focusin`` handler when the button takes focus); the card then
+re-renders without the clicked button, and the focus falls to the page's body. A person who
+had selected a later cell and clicked Approve found the agent's cell selected and Shift+Enter
+dead; one click back into the notebook, and the next Shift+Enter re-ran the agent's cell.
+
+No Python API reaches the page's focus, so this is a small frontend module (an anywidget ESM,
+one shared invisible model in every card): it keeps a card's mousedown and a button's focusin
+from reaching the notebook (the cell the person selected stays selected), and after a button's
+click it gives the focus back to the notebook's active cell in command mode (Shift+Enter runs
+it). A text box still takes focus as it did (the notebook must hear that focus to stop its
+single-key shortcuts while one types). Outside JupyterLab and Notebook 7 (no ``.jp-Notebook``
+around the card, e.g. VS Code) the module does nothing.
+"""
+
+from __future__ import annotations
+
+import anywidget
+
+ESM = """
+function render({ el }) {
+  let tries = 0;
+  const attach = () => {
+    const box = el.parentElement;
+    if (!box || !box.isConnected) {
+      if (tries++ < 100) setTimeout(attach, 50);  // the card's view is not on the page yet
+      return;
+    }
+    const nb = box.closest('.jp-Notebook');
+    if (!nb || box.dataset.pwKeepPlace) return;
+    box.dataset.pwKeepPlace = '1';
+    const editable = (t) => t instanceof Element && t.matches(':read-write');
+    box.addEventListener('mousedown', (e) => e.stopPropagation());
+    box.addEventListener('focusin', (e) => { if (!editable(e.target)) e.stopPropagation(); });
+    box.addEventListener('click', (e) => {
+      if (!(e.target instanceof Element) || !e.target.closest('button')) return;
+      setTimeout(() => {
+        const cell = nb.querySelector('.jp-Cell.jp-mod-active');
+        (cell || nb).focus({ preventScroll: true });
+      }, 0);
+    });
+  };
+  attach();
+}
+export default { render };
+"""
+
+
+class KeepPlace(anywidget.AnyWidget):
+    """Invisible; one shared model shown in every card (see the module's docstring)."""
+
+    _esm = ESM
