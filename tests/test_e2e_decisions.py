@@ -199,7 +199,7 @@ def test_tool_allowed_by_click(kernel: Kernel, workdir: Path) -> None:
     allow = kernel.wait_widget("ButtonModel", description="Allow")
     # the card shows the path and the content to be written; the CLI suggested a rule
     assert "first.txt" in kernel.html_text() + "\n".join(kernel.markdown_outputs())
-    assert kernel.find_widgets("ButtonModel", description="Always allow")
+    assert kernel.find_widgets("CheckboxModel")  # the CLI suggested an update
     assert not (workdir / "first.txt").exists()
     kernel.click(allow)
     wait_status(kernel, "tool", "Allowed")
@@ -210,18 +210,19 @@ def test_tool_allowed_by_click(kernel: Kernel, workdir: Path) -> None:
     assert (workdir / "second.txt").read_text() == "two\n"
     assert "Both files written" in "\n".join(kernel.markdown_outputs())
     assert kernel.eval("plan_widgets.get().mode") == "'default'"
-    # Allowed once: the finished cards no longer offer what Always allow would do (issue 31)
-    assert "Always allow also" not in "\n".join(kernel.markdown_outputs())
+    # Allowed once: the finished cards name no update (issue 31)
+    assert "Also:" not in "\n".join(kernel.markdown_outputs())
 
 
 def test_tool_always_allowed_applies_the_suggestions(kernel: Kernel, workdir: Path) -> None:
     kernel.execute("%%claude --scripted dec_tool.yaml\nPlease write two files")
-    always = kernel.wait_widget("ButtonModel", description="Always allow")
-    # the card says what "always" means: the CLI's suggestion
-    assert "Always allow also applies: switch to mode acceptEdits (session)" in "\n".join(
-        kernel.markdown_outputs())
-    kernel.click(always)
-    wait_status(kernel, "tool", "Always allowed")
+    # the card says in plain words what the CLI's suggestion does, where and for how long
+    mode = kernel.wait_widget("CheckboxModel", description=(
+        "Also accept every file edit without asking (mode Accept edits), "
+        "for this session only"))
+    kernel.set_value(mode, True)
+    kernel.click(kernel.wait_widget("ButtonModel", description="Allow"))
+    wait_status(kernel, "tool", "Allowed, with the updates named above")
     assert settle(kernel) == "idle"
     # the CLI's suggestion (acceptEdits for the session) was applied: no second card
     assert (workdir / "first.txt").exists() and (workdir / "second.txt").exists()
@@ -229,6 +230,26 @@ def test_tool_always_allowed_applies_the_suggestions(kernel: Kernel, workdir: Pa
     assert kernel.eval("plan_widgets.get().mode") == "'acceptEdits'"
     asked = kernel.eval("sum(e.type == 'tool:requested' for e in plan_widgets.get().events)")
     assert asked == "1"
+
+
+def test_one_suggestion_taken_without_the_others(kernel: Kernel, workdir: Path) -> None:
+    """Issue 42, point 6: of the CLI's suggested updates the person ticks one; the CLI gets
+    only that one (the same command is not asked again; the mode stays Manual)."""
+    kernel.execute("%%claude --scripted dec_always_one.yaml\nPlease clean up twice")
+    kernel.wait_widget("ButtonModel", description="Allow")
+    offered = [kernel.widgets[c]["description"] for c in kernel.find_widgets("CheckboxModel")]
+    rule = [c for c in kernel.find_widgets("CheckboxModel")
+            if "don't ask again for the command" in kernel.widgets[c]["description"]]
+    assert rule and len(offered) >= 2, offered
+    kernel.set_value(rule[0], True)
+    kernel.click(kernel.wait_widget("ButtonModel", description="Allow"))
+    assert settle(kernel) == "idle"
+    assert "Cleaned twice." in "\n".join(kernel.markdown_outputs())
+    asked = kernel.eval("sum(e.type == 'tool:requested' for e in plan_widgets.get().events)")
+    assert asked == "1"  # the second call ran by the rule taken
+    assert kernel.eval("plan_widgets.get().mode") == "'default'"  # the mode was not taken
+    kept = (workdir / ".claude" / "settings.local.json").read_text()
+    assert "Bash(rm -rf old_banners)" in kept and "acceptEdits" not in kept
 
 
 def test_tool_denied_with_reason(kernel: Kernel, workdir: Path) -> None:
@@ -242,7 +263,7 @@ def test_tool_denied_with_reason(kernel: Kernel, workdir: Path) -> None:
     assert "not in this folder please" in tool_results(workdir)
     md = "\n".join(kernel.markdown_outputs())
     assert "The write did not happen" in md
-    all_disabled(kernel, buttons(kernel, "Allow", "Always allow", "Deny"))
+    all_disabled(kernel, buttons(kernel, "Allow", "Deny"))
 
 
 def test_edit_card_shows_the_diff(kernel: Kernel, workdir: Path) -> None:

@@ -12,7 +12,7 @@ from plan_widgets.agent.gate import Gate
 from plan_widgets.agent.sdk import to_sdk
 from plan_widgets.agent.seam import PermissionRequest
 from plan_widgets.model.options import SessionOptions
-from plan_widgets.render.decision import suggestion_text
+from plan_widgets.render.suggestions import suggestion_text
 from plan_widgets.widgets.kinds.tool import ToolCard
 
 
@@ -152,30 +152,65 @@ def test_gate_approval_names_the_next_mode() -> None:
     assert update.type == "setMode" and update.mode == "acceptEdits"
 
 
-def test_suggestion_text_says_what_always_applies() -> None:
+def test_suggestion_text_says_what_where_and_how_long() -> None:
     from claude_agent_sdk import PermissionUpdate
     from claude_agent_sdk.types import PermissionRuleValue
 
     mode = PermissionUpdate(type="setMode", mode="acceptEdits", destination="session")
-    assert suggestion_text(mode) == "switch to mode acceptEdits (session)"
+    assert suggestion_text(mode) == ("accept every file edit without asking (mode Accept edits), "
+                                     "for this session only")
     rule = PermissionUpdate(type="addRules", behavior="allow", destination="localSettings",
                             rules=[PermissionRuleValue("Bash", "npm test:*")])
-    assert suggestion_text(rule) == "allow Bash(npm test:*) (localSettings)"
-    assert suggestion_text({"type": "addRules", "rules": [{"toolName": "Read"}]}) == "allow Read"
+    assert suggestion_text(rule) == (
+        "don't ask again for commands starting with “npm test”, from now on in this project, "
+        "for you (kept in .claude/settings.local.json)")
+    rm = {"type": "addRules", "behavior": "allow", "destination": "projectSettings",
+          "rules": [{"toolName": "Bash", "ruleContent": "rm -rf old_banners"}]}
+    assert suggestion_text(rm).startswith("don't ask again for the command “rm -rf old_banners”, "
+                                          "from now on in this project, for everyone")
+    assert suggestion_text({"type": "addRules", "rules": [{"toolName": "Read"}]}) == (
+        "don't ask again for every Read call")
+    dirs = {"type": "addDirectories", "directories": ["~/old_banners"], "destination": "session"}
+    assert suggestion_text(dirs) == "let it work in “~/old_banners” too, for this session only"
 
 
 # -- pure logic: the card (no kernel) --------------------------------------------------------
-def test_always_allow_is_shown_only_with_suggestions() -> None:
+def test_each_suggestion_is_a_checkbox_of_its_own() -> None:
+    rm = {"type": "addRules", "behavior": "allow", "destination": "localSettings",
+          "rules": [{"toolName": "Bash", "ruleContent": "rm -rf old_banners"}]}
+    edits = {"type": "setMode", "mode": "acceptEdits", "destination": "session"}
+
     async def make() -> tuple[ToolCard, ToolCard]:
         bare = ToolCard(ToolDecision("Bash", {"command": "ls"}, []))
-        rich = ToolCard(ToolDecision("Bash", {"command": "ls"}, [{"type": "addRules"}]))
+        rich = ToolCard(ToolDecision("Bash", {"command": "rm -rf old_banners"}, [rm, edits]))
         return bare, rich
 
     bare, rich = asyncio.run(make())
-    assert bare.always_button not in bare.children
-    assert rich.always_button in rich.children
+    assert bare.also == []
+    assert [c.description for c in rich.also] == [
+        "Also " + suggestion_text(rm), "Also " + suggestion_text(edits)]
     assert bare.decision.allow(always=True)
     assert bare.decision.outcome is not None and bare.decision.outcome.status == "allowed"
+    # the mode ticked, the rule not: only the mode is taken
+    rich.also[1].value = True
+    rich.allow_button.click()
+    o = rich.decision.outcome
+    assert o is not None and o.status == "always" and o.applied == (1,)
+    assert rich.decision.granted_answer(o).rules == (1,)
+    assert "Also: accept every file edit" in rich.static_html()
+    assert "rm -rf old_banners”, from now" not in rich.static_html()
+
+
+def test_allow_only_checks_its_places() -> None:
+    async def main() -> ToolDecision:
+        d = ToolDecision("Bash", {"command": "ls"}, [{"type": "addRules"}])
+        with pytest.raises(ValueError, match="it has 1 suggestions"):
+            d.allow(only=[3])
+        assert d.allow(only=[])  # nothing ticked: this call only
+        return d
+
+    d = asyncio.run(main())
+    assert d.outcome is not None and d.outcome.status == "allowed" and d.outcome.applied is None
 
 
 def test_a_new_plan_supersedes_plans_not_approved_only() -> None:

@@ -16,7 +16,7 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, ClassVar, Literal
 
@@ -359,14 +359,19 @@ class ToolDecision(Decision):
 
     def granted_answer(self, outcome: Outcome) -> Answer:
         if outcome.status in ("allowed", "always"):
-            return Allow(always=outcome.status == "always")
+            return Allow(always=outcome.status == "always", rules=outcome.applied)
         return Deny(outcome.feedback or "The user denied this tool call.")
 
-    def allow(self, always: bool = False, *, by: Decider = "code") -> bool:
-        """Allow this call; ``always=True`` also applies the CLI's suggested rules."""
-        if always and not self.suggestions:
-            always = False
-        return self._resolve(Outcome("always" if always else "allowed", by))
+    def allow(self, always: bool = False, *, only: Sequence[int] | None = None,
+              by: Decider = "code") -> bool:
+        """Allow this call; ``always=True`` also applies the CLI's suggested updates: all, or
+        ``only`` those at these places in :attr:`suggestions` (one without the others)."""
+        picked = None if only is None else tuple(sorted(set(only)))
+        if picked and not set(picked) <= set(range(len(self.suggestions))):
+            raise ValueError(f"only={list(picked)}: it has {len(self.suggestions)} suggestions")
+        always = bool(picked) if picked is not None else always and bool(self.suggestions)
+        return self._resolve(Outcome("always" if always else "allowed", by,
+                                     applied=picked if always else None))
 
     def deny(self, reason: str = "", *, by: Decider = "code") -> bool:
         """Deny this call, telling the model ``reason``."""

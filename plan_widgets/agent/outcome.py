@@ -30,6 +30,9 @@ class Outcome:
     an edit the user had open, which was not sent."""
     rule: str | None = None
     """The unattended rule or Python decider that made this decision (None: someone did)."""
+    applied: tuple[int, ...] | None = None
+    """Tools allowed "always": which of the CLI's suggested updates were taken (their places
+    in its list; None: all of them)."""
     said: str | None = None
     """Plans sent back: the feedback as the user typed it (``feedback`` is what the model
     reads: the comments with their lines, then this); the card shows this."""

@@ -300,7 +300,9 @@ def to_sdk(answer: Answer, request: PermissionRequest) -> Any:
         updates = [PermissionUpdate(type="setMode", mode=answer.mode,  # type: ignore[arg-type]
                                     destination="session")]
     elif answer.always:
-        updates = list(request.raw_suggestions)
+        raw = request.raw_suggestions
+        updates = list(raw) if answer.rules is None else [
+            raw[i] for i in answer.rules if 0 <= i < len(raw)]
     return PermissionResultAllow(updated_input=answer.input, updated_permissions=updates)
 
 

@@ -41,11 +41,13 @@ class PermissionRequest:
 class Allow:
     """Let the tool run. ``input`` replaces the tool's input (answers to questions);
     ``mode`` leaves plan mode straight into that mode (``setMode``, destination session);
-    ``always`` also applies the request's suggested rules."""
+    ``always`` also applies the request's suggested updates: those at ``rules`` (their
+    places in the request's list), or all of them (``rules`` None)."""
 
     input: dict[str, Any] | None = None
     mode: str | None = None
     always: bool = False
+    rules: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,8 @@ A decision shows in three forms: its live card, its static card (what a finished
 in the notebook) and its terminal form. Each kind (:mod:`plan_widgets.widgets.kinds`) draws
 what it asks; what they all say the same way starts from :class:`Described`: who asks (a
 subagent, or the main agent), since when, until when, and how it ended. Here too are the plain
-text helpers the terminal needs (:func:`suggestion_text`), so it imports no widget module.
+text helpers the terminal needs, so it imports no widget module (a tool's suggested
+updates in words: :mod:`.suggestions`).
 
 Safe HTML out, everything untrusted escaped.
 """
@@ -13,7 +14,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
 
 from ..agent.decisions import Decision, Outcome, PlanDecision
 from .agents import asker
@@ -115,25 +115,3 @@ def state_text(d: Described) -> str:
     if d.fresh:  # issue 22: agent/handoff
         state += "; started fresh: the plan runs in a new conversation"
     return state
-
-
-def suggestion_text(s: Any) -> str:
-    """What one of the CLI's suggested permission updates does, in a few words."""
-    get = s.get if isinstance(s, dict) else (lambda k, d=None: getattr(s, k, d))
-    kind = str(get("type", "") or "")
-    where = get("destination")
-    where = f" ({where})" if where else ""
-    if kind == "setMode":
-        return f"switch to mode {get('mode')}{where}"
-    if kind in ("addRules", "replaceRules"):
-        rules = []
-        for r in get("rules") or []:
-            rg = r.get if isinstance(r, dict) else (lambda k, d=None, r=r: getattr(r, k, d))
-            tool = rg("tool_name") or rg("toolName") or "?"
-            content = rg("rule_content") or rg("ruleContent")
-            rules.append(f"{tool}({content})" if content else str(tool))
-        verb = get("behavior") or "allow"
-        return f"{verb} {', '.join(rules) or 'rules'}{where}"
-    if kind == "addDirectories":
-        return f"add directories {', '.join(map(str, get('directories') or []))}{where}"
-    return kind or repr(s)

@@ -20,7 +20,7 @@ _OUTCOME_TEXT = {
     "rejected": "Sent back: keep planning",
     "answered": "Answered",
     "allowed": "Allowed",
-    "always": "Always allowed",
+    "always": "Allowed, with the updates named above",
     "denied": "Denied",
     "expired": "Expired: no answer came, so it was denied",
     "cancelled": "Cancelled, so it was denied",
@@ -80,7 +80,7 @@ _STATUS = {
     "cancelled": "Cancelled",
     "answered": "Answered",
     "allowed": "Allowed",
-    "always": "Always allowed",
+    "always": "Allowed, with updates",
     "denied": "Denied",
 }
 _BY = {"restart": "the kernel restarted before an answer; it can no longer be answered",

@@ -1,8 +1,10 @@
 """The tool permission decision: its card, its static forms, its terminal form.
 
 Asked in modes that ask (``default``, and ``acceptEdits`` for what is not an edit): the card
-shows the command or the input, with Allow, Always allow (the CLI's own suggested
-rule, shown on the card, offered only when there is one) and Deny with an optional reason.
+shows the command, the path or the diff, with Allow, a checkbox for each update the CLI
+suggests with it (a rule, a folder, a mode: "also don't ask again for …", in plain words with
+where it is kept and for how long; :mod:`plan_widgets.render.suggestions`), each taken on its
+own, and Deny with an optional reason.
 The kernel's code tools are a kind of their own (:mod:`.code`) that shows its code instead,
 and so are file edits (:mod:`.edit`), which show the change against the file on disk.
 """
@@ -17,9 +19,10 @@ import ipywidgets as w
 
 from ...agent.decisions import ToolDecision
 from ...render import prompts
-from ...render.decision import suggestion_text, title_html, wrapping
+from ...render.decision import title_html, wrapping
 from ...render.look import BORDER
 from ...render.markdown import SMALL_STYLE, escape, summarize
+from ...render.suggestions import suggestion_text
 from ..markdown import html_output, set_html
 from ..shared import look, on_click, shared, typed_line
 from .frame import Card, Kind, Terminal, markdown_card, static_card
@@ -40,43 +43,51 @@ def preview(tool: str, tool_input: dict[str, Any]) -> str:
 
 
 def head(d: ToolDecision, shown: Preview = preview) -> str:
-    """The card's head (safe HTML): its title, the input as ``shown`` draws it, and what
-    Always allow would also allow."""
+    """The card's head (safe HTML): its title, the input as ``shown`` draws it, and, once
+    allowed "always", what else was taken (the live card offers each with a checkbox)."""
     parts = [title_html(d.title or f"Allow {d.tool}?"), shown(d.tool, d.input)]
-    o = d.outcome
-    if d.suggestions and (o is None or o.status == "always"):  # what it would do, or did
-        always = "; ".join(suggestion_text(x) for x in d.suggestions)
-        said = "Always allow also applies" if o is None else "Always allow also applied"
-        parts.append(f'<div style="{SMALL_STYLE}">{said}: {escape(always)}</div>')
+    taken = taken_text(d)
+    if taken:
+        parts.append(f'<div style="{SMALL_STYLE}">Also: {escape(taken)}</div>')
     return wrapping("".join(parts))
 
 
+def taken_text(d: ToolDecision) -> str:
+    """The suggested updates taken with an "always" allow, in words ("" when none)."""
+    o = d.outcome
+    if o is None or o.status != "always":
+        return ""
+    picked = range(len(d.suggestions)) if o.applied is None else o.applied
+    return "; ".join(suggestion_text(d.suggestions[i]) for i in picked
+                     if 0 <= i < len(d.suggestions))
+
+
 class ToolCard(Card):
-    """A tool permission: Allow, Always allow (when the CLI suggests rules), Deny (+reason)."""
+    """A tool permission: Allow, with a checkbox per update the CLI suggests ("also: don't ask
+    again for …, for this session only"; none ticked: this call only), Deny (+reason)."""
 
     decision: ToolDecision
 
     def __init__(self, decision: ToolDecision, shown: Preview = preview) -> None:
         self.shown = shown
         top = html_output(head(decision, shown), layout=shared("full"))
+        self.also = [w.Checkbox(value=False, indent=False, description=f"Also {suggestion_text(x)}",
+                                **look("option", "checkbox")) for x in decision.suggestions]
         self.allow_button = w.Button(description="Allow", button_style="success", icon="check",
                                      **look("auto", "button-success"))
-        on_click(self.allow_button, lambda _b: decision.allow(by="user"))
-        self.always_button: w.Button | None = None
-        if decision.suggestions:
-            always = "; ".join(suggestion_text(x) for x in decision.suggestions)
-            self.always_button = w.Button(description="Always allow", button_style="info",
-                                          icon="check-double", tooltip=f"Also: {always}"[:300],
-                                          **look("auto", "button-info"))
-            on_click(self.always_button, lambda _b: decision.allow(always=True, by="user"))
+        on_click(self.allow_button, lambda _b: self._allow())
         self.deny_button = w.Button(description="Deny", button_style="danger", icon="times",
                                     **look("auto", "button-danger"))
         self.reason = typed_line(placeholder="Reason (optional)")
         on_click(self.deny_button, lambda _b: decision.deny(self.reason.value, by="user"))
-        buttons = [self.allow_button, self.always_button, self.deny_button]
-        super().__init__(decision, [top, *[b for b in buttons if b], self.reason])
-        if decision.suggestions:  # decided: the head no longer offers what was not chosen
+        super().__init__(decision, [top, *self.also, self.allow_button, self.deny_button,
+                                    self.reason])
+        if decision.suggestions:  # decided: the head says what else was taken
             decision.watch(lambda: set_html(top, head(decision, shown)))
+
+    def _allow(self) -> None:
+        picked = [i for i, box in enumerate(self.also) if box.value]
+        self.decision.allow(only=picked or None, by="user")
 
     def static_html(self) -> str:
         return static_card(self.decision, head(self.decision, self.shown))
@@ -102,10 +113,9 @@ def show_text(d: ToolDecision, out: Terminal) -> None:
 
 
 def show_always(d: ToolDecision, out: Terminal) -> None:
-    """What Always allow would also allow (the CLI's suggested rules), if it offers one."""
-    if d.suggestions:
-        rules = "; ".join(suggestion_text(x) for x in d.suggestions)  # the card's words
-        out.line(f"  always would: {summarize(rules, 160)}", style="dim")
+    """What each of the CLI's suggested updates would also allow, in the card's words."""
+    for x in d.suggestions:
+        out.line(f"  always would also: {summarize(suggestion_text(x), 160)}", style="dim")
 
 
 async def ask_text(d: ToolDecision, io: Terminal) -> None:
