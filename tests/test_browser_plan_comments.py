@@ -89,6 +89,13 @@ def test_plan_comments_in_a_real_browser(tmp_path: Path, ui: str) -> None:
             expect(lines.filter(has_text="Notes")).to_have_count(1)
             expect(card.locator(".pw-plan-line code", has_text="hello.py")).to_have_count(1)
             expect(lines.filter(has_text="##")).to_have_count(0)  # no Markdown marks
+            # a heading keeps its size in comment mode, bigger than a plain line (issue 42,
+            # point 9)
+            size = "e => parseFloat(getComputedStyle(e.querySelector('b') || e).fontSize)"
+            heading = lines.filter(has_text="Notes").locator("label span").first.evaluate(size)
+            plain = lines.filter(has_text="that prints hello").locator(
+                "label span").first.evaluate(size)
+            assert heading > plain * 1.1, (heading, plain)
             note = card.locator(".pw-comment-text textarea")
             lines.filter(has_text="that prints hello").click()
             note.click()
@@ -124,6 +131,8 @@ def test_plan_comments_in_a_real_browser(tmp_path: Path, ui: str) -> None:
             button(card, "Done commenting").click()
             expect(card.locator(".pw-comment")).to_have_count(2)
             expect(card).to_contain_text("Section “Notes”")
+            # a comment names its line as it reads, never by a number nobody saw (point 9)
+            expect(card.locator(".pw-comment")).not_to_contain_text(re.compile(r"Line \d"))
             expect(card).not_to_contain_text("A slip.")
             # The feedback is typed key by key while another cell keeps the kernel busy, and
             # Keep planning is clicked at once: the whole text must go with it (the page holds

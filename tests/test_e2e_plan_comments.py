@@ -5,6 +5,7 @@ resumed and left in the static output. The real CLI, a real kernel, the scripted
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -99,6 +100,9 @@ def test_comments_from_the_card_and_python_reach_the_model_and_the_changes_view(
         sent = next(r["tool_result"] for r in requests_of(workdir)
                     if "commented on lines" in r.get("tool_result", ""))
         assert "> 1. Create `hello.py` that prints hello." in sent
+        # the line is named by its text: no number the person never saw (issue 42, point 9)
+        assert "On the line:\n  > 1. Create `hello.py`" in sent
+        assert not re.search(r"(?i)\bline \d", sent), sent
         assert "Comment: print the user name instead, not hello" in sent
         assert "the section '## Notes'" in sent and "Comment: Say which files" in sent
         assert "General feedback: Keep it short." in sent

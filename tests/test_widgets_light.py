@@ -631,7 +631,7 @@ def test_comments_by_clicking_lines_edit_remove_and_close_clean(comms: Comms,
     card, d, shown = run(main())
     assert [(c.line, c.note) for c in shown[0]] == [(4, "name it hello.py")]
     assert shown[1] not in card.children and shown[2] == "Comment on a line"
-    assert "On line 4:\n  > 1. Create `a.py`\n  Comment: name it hello.py" in d.outcome.feedback
+    assert "On the line:\n  > 1. Create `a.py`\n  Comment: name it hello.py" in d.outcome.feedback
     assert isinstance(card, w.Box) and card.comm is None and live(comms) == []
 
 

@@ -110,12 +110,16 @@ def make_comment(plan: str, where: int | str, note: Any, count: int = 0) -> Plan
 
 
 def feedback_with(comments: list[PlanComment], feedback: str) -> str:
-    """What Keep planning sends: each comment with the line it quotes, then the feedback."""
+    """What Keep planning sends: each comment with the line it quotes, then the feedback.
+
+    A line is named by its text, not its number: the person saw the plan rendered, with no
+    line numbers, and the number (the Markdown source's) was one they never saw (issue 42,
+    point 9)."""
     if not comments:
         return feedback
     parts = ["The user commented on lines of your plan:"]
     for c in sorted(comments, key=lambda c: c.line):
-        where = f"the section {c.quote!r}" if c.section else f"line {c.line}"
+        where = f"the section {c.quote!r}" if c.section else "the line"
         parts.append(f'- On {where}:\n  > {c.quote}\n  Comment: {c.note}')
     if feedback.strip():
         parts.append(f"General feedback: {feedback.strip()}")

@@ -202,6 +202,11 @@ def plan_line_views(plan: str) -> list[tuple[int, str]]:
     return out
 
 
+HEADING_SIZES = {1: "1.5em", 2: "1.3em", 3: "1.15em"}
+"""A heading's size in a plan shown line by line: near what the rendered plan's ``h1``-``h3``
+take in JupyterLab's Markdown (a bold line of body size read as text, not as a heading)."""
+
+
 def plan_line_html(line: str, *, code: bool = False) -> str:
     """One line of a plan as inline HTML, as it reads rendered: a heading bold, a list item
     with its marker, the rest the line's inline Markdown through the render path (a line that
@@ -211,8 +216,10 @@ def plan_line_html(line: str, *, code: bool = False) -> str:
     heading, item = _HEADING.match(text), _ITEM.match(text)
     if code:
         return inline_html(f"<code>{escape(line)}</code>")
-    if heading:
-        inner = f"<b>{_inline(heading.group(2))}</b>"
+    if heading:  # as big as the rendered plan's heading of its level (issue 42, point 9)
+        size = HEADING_SIZES.get(len(heading.group(1)), "1em")
+        return inline_html(f"<b>{_inline(heading.group(2))}</b>",
+                           f"font-size:{size};line-height:1.6")
     elif item:
         mark = "•" if item.group(1) in "-*+" else item.group(1)
         inner = f"{escape(mark)} {_inline(item.group(2))}"

@@ -19,7 +19,9 @@ NOTE_STYLE = ("display:block;white-space:normal;word-break:normal;overflow-wrap:
 
 
 def where(c: PlanComment) -> str:
-    return f"Section “{c.quote.lstrip('#').strip()}”" if c.section else f"Line {c.line}"
+    """What a comment is about, as the person saw it: a section's title, or the line's text
+    (the plan shows no line numbers: issue 42, point 9)."""
+    return f"Section “{c.quote.lstrip('#').strip()}”" if c.section else "On the line"
 
 
 def comments_html(d: PlanDecision) -> str:

@@ -87,7 +87,7 @@ def plan_markdown(d: PlanDecision) -> list[str]:
     if d.edited and o is not None and o.plan is not None:
         return [f"**{EDITED_TITLE}**", "", o.plan, "", "Your edits to the proposed plan:", "",
                 diff_markdown(d.plan, o.plan, "proposed plan", "approved plan")]
-    notes = [f"- On line {c.line} ({'changed' if hit else 'not changed'} by this revision): "
+    notes = [f"- On “{c.quote}” ({'changed' if hit else 'not changed'} by this revision): "
              f"{c.note}" for c, hit in d.previous_comments()]
     mine = comments_markdown(d)
     if d.previous_plan is not None:
