@@ -451,3 +451,24 @@ def test_kernel_shutdown_cancels_a_pending_plan(workdir: Path) -> None:
         time.sleep(0.2)
     assert not process_running(cli)
     assert not (workdir / "work.py").exists()
+
+
+def test_the_demo_says_what_the_person_picked(kernel: Kernel, workdir: Path) -> None:
+    """Issue 42, point 1: notebook 04's script answers from the picks (it said "a blue banner,
+    small and large" whatever was picked, and wrote blue)."""
+    script = Path(__file__).parents[1] / "notebooks" / "scripts" / \
+        "04_questions_and_permissions.yaml"
+    kernel.execute(f"%%claude --scripted {script} --mode default --cwd {workdir}\n"
+                   "Make a banner config for the website")
+    kernel.wait_widget("ButtonModel", description="Submit")
+    kernel.execute("plan_widgets.get().pending.answer({'Color': 'Red', 'Sizes': ['Medium']})")
+    kernel.wait_widget("ButtonModel", description="Allow")
+    md = "\n".join(kernel.markdown_outputs()) + kernel.html_text()
+    assert "a Red banner, in Medium" in md, md[-2000:]
+    assert kernel.eval("plan_widgets.get().pending.input['content']").startswith(
+        "'{\"color\": \"Red\", \"sizes\": \"Medium\"}")
+    # the Write denied with a reason: the reply follows it
+    kernel.execute("plan_widgets.get().pending.deny('not now')")
+    assert settle(kernel) == "idle"
+    assert "I did not write <code>banner.json</code> (not now)" in "\n".join(
+        kernel.markdown_outputs())

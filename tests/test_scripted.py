@@ -384,6 +384,17 @@ def test_when_tool_result(serve) -> None:
     assert post(m, body("hi")).text == "no result yet"
 
 
+def test_a_reply_says_what_the_person_picked(serve) -> None:
+    """Issue 42, point 1: the named groups of a step's ``when`` fill its reply."""
+    m = serve("""
+        steps:
+          - when: {tool_result: '"Color"="(?P<color>[^"]*)".*"Sizes"="(?P<sizes>[^"]*)"'}
+            reply: [{text: "a {color} banner in {sizes} {unknown}"}]
+    """)
+    picked = 'User has answered: "Color"="Red", "Sizes"="Medium". Go on.'
+    assert post(m, tool_result_body(picked)).text == "a Red banner in Medium {unknown}"
+
+
 def test_tool_result_as_string_content(serve) -> None:
     m = serve("steps: [{when: {tool_result: approved}, reply: [{text: 'yes'}]}]")
     b = tool_result_body("x")

@@ -24,7 +24,9 @@ either fails (an HTTP status, a broken stream) or replies with blocks: text and 
 
 Placeholders in text and tool input: ``{plan_file}`` (the plan file the CLI named in the
 request), ``{cwd}`` (the session's working directory), ``{user}`` (the last user text),
-``{tool_result}`` (the last tool result text). Write ``{{`` and ``}}`` for literal braces.
+``{tool_result}`` (the last tool result text), and each named group of the step's ``when``
+patterns as it matched (``tool_result: '"Which color[^"]*"="(?P<color>[^"]*)"'`` gives
+``{color}``: the reply says what the person picked). Write ``{{`` and ``}}`` for literal braces.
 """
 
 from __future__ import annotations
@@ -202,7 +204,8 @@ def load_script(source: str | Path | dict[str, Any]) -> Script:
         raise ScriptError(f"{where}: {loc}: {msg}" if loc else f"{where}: {msg}") from None
 
 
-_PLACEHOLDER = re.compile(r"\{\{|\}\}|\{(plan_file|cwd|user|tool_result)\}")
+_PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_]\w*)\}")
+_BUILTIN = ("plan_file", "cwd", "user", "tool_result")
 
 
 def fill(value: Any, names: dict[str, str]) -> Any:
@@ -215,7 +218,10 @@ def fill(value: Any, names: dict[str, str]) -> Any:
                 return "{"
             if tok == "}}":
                 return "}"
-            return names.get(m.group(1), "")
+            name = m.group(1)
+            if name in names:
+                return names[name]
+            return "" if name in _BUILTIN else tok  # an unknown name stays as written
 
         return _PLACEHOLDER.sub(sub, value)
     if isinstance(value, dict):

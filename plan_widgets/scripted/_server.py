@@ -111,18 +111,32 @@ class Request:
                         return "default"
         return "default"
 
-    def matches(self, step: Step) -> bool:
+    def groups(self, step: Step) -> dict[str, str]:
+        """The named groups of the step's ``when`` patterns, as they matched this request:
+        placeholders of its reply (``(?P<color>…)`` → ``{color}``), so a reply can say what
+        the person picked (issue 42, point 1)."""
+        out: dict[str, str] = {}
+        for pattern, text in self._checks(step):
+            m = re.search(pattern, text, re.S) if pattern is not None else None
+            if m is not None:
+                out.update({k: v for k, v in m.groupdict().items() if v is not None})
+        return out
+
+    def _checks(self, step: Step) -> list[tuple[str | None, str]]:
         w = step.when
-        if w.summary != self.summary:
-            return False
-        checks = [
+        return [
             (w.user, self.user),
             (w.tool_result, self.tool_result),
             (w.context, self.context),
             (w.model, self.model),
             (w.notification, self.notification),
         ]
-        for pattern, text in checks:
+
+    def matches(self, step: Step) -> bool:
+        w = step.when
+        if w.summary != self.summary:
+            return False
+        for pattern, text in self._checks(step):
             if pattern is not None and not re.search(pattern, text, re.S):
                 return False
         return w.mode is None or w.mode == self.mode
@@ -293,8 +307,8 @@ class ScriptedServer(ThreadingHTTPServer):
         step = self.state.script.steps[i]
         if step.delay:
             time.sleep(step.delay)
-        names = {"plan_file": req.plan_file, "cwd": self.state.cwd, "user": req.user,
-                 "tool_result": req.tool_result}
+        names = {**req.groups(step), "plan_file": req.plan_file, "cwd": self.state.cwd,
+                 "user": req.user, "tool_result": req.tool_result}
         if step.fail is not None and step.fail.status is not None:
             status = step.fail.status
             h._json(status, {"type": "error", "error": {
