@@ -115,7 +115,7 @@ def test_the_users_turn_is_never_ended_by_another_turn(kernel: Kernel, workdir: 
     last = kernel.wait_until(lambda: displays_with(kernel, "NOTIFICATION REPLY"), 30,
                              "the notification's reply, below the newest cell")[-1]
     plain = last["content"]["data"]["text/plain"]
-    mine, _, theirs = plain.partition('claude (default): Background agent "Write a file"')
+    mine, _, theirs = plain.partition('claude (session default): Background agent "Write a file"')
     assert "ANSWER TO WHAT NOW." in mine and "NOTIFICATION REPLY" not in mine, plain
     assert "NOTIFICATION REPLY" in theirs and "ANSWER TO WHAT NOW." not in theirs, plain
     events = log_events(kernel)

@@ -40,7 +40,8 @@ def test_streamed_multi_turn_conversation_keeps_context(kernel: Kernel, workdir:
 def test_static_fallback_for_frontends_without_widgets(kernel: Kernel) -> None:
     out = kernel.execute("%%claude --scripted chat_context.yaml\nHello, my name is Ada")
     view = "application/vnd.jupyter.widget-view+json"
-    bundles = [d for d in out["data"] if d.get("text/plain", "").startswith("claude (default)")]
+    bundles = [d for d in out["data"]
+               if d.get("text/plain", "").startswith("claude (session default)")]
     assert view in bundles[0], "the cell shows the turn widget"
     last = bundles[-1]
     # the final update is static: readable text and safe Markdown of the whole turn, and no

@@ -113,8 +113,7 @@ class WidgetTurnView(w.VBox):
 
     # -- optional hooks (the runner calls them if a view has them: runner._hook) -------------
     def tasks_updated(self, tasks: list[dict[str, Any]]) -> None:
-        """The agent's task list changed: one checklist in the turn, updated in place (its
-        final state stays in the static view)."""
+        """The agent's task list changed: one checklist, updated in place (static view: its end)."""
         from .progress import tasks_html, tasks_markdown
 
         html = tasks_html(tasks)
@@ -132,8 +131,7 @@ class WidgetTurnView(w.VBox):
             set_html(out, html)
 
     def files_changed(self, turn: Any) -> None:
-        """The turn changed files: say which, and how to put them back (the control bar
-        offers Rewind files for the session's latest such turn)."""
+        """The turn changed files: say which, and how to undo it (the bar's Rewind files)."""
         from .rewind import files_changed_html
 
         text, html = files_changed_html(turn.number, turn.files, self.session.options.cwd)
@@ -372,7 +370,7 @@ class WidgetTurnView(w.VBox):
         """Safe Markdown (one raw HTML block) of what happened so far: the static view."""
         # Each part is rendered on its own, so streamed text (already rendered block by
         # block while it arrived) is not rendered a second time.
-        head = f"**claude** ({self.session.name}): {self.prompt.strip()[:200]}"
+        head = f"**claude** (session {self.session.name}): {self.prompt.strip()[:200]}"
         parts = [f'<div class="pw-turn pw-static" style="{WRAP_STYLE}">', render_html(head)]
         for i, t in enumerate(self._transcript):
             d = self._decisions.get(i)
@@ -389,7 +387,8 @@ class WidgetTurnView(w.VBox):
 
     def fallback_text(self) -> str:
         """Plain text of what happened so far."""
-        parts = [f"claude ({self.session.name}): {self.prompt.strip()[:200]}", *self._transcript]
+        parts = [f"claude (session {self.session.name}): {self.prompt.strip():.200}",
+                 *self._transcript]
         if self._stream is not None:
             parts.append(self._stream.text)
         if self.live.text:
