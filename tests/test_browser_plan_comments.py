@@ -132,7 +132,8 @@ def test_plan_comments_in_a_real_browser(tmp_path: Path, ui: str) -> None:
             expect(card.locator(".pw-comment")).to_have_count(2)
             expect(card).to_contain_text("Section “Notes”")
             # a comment names its line as it reads, never by a number nobody saw (point 9)
-            expect(card.locator(".pw-comment")).not_to_contain_text(re.compile(r"Line \d"))
+            expect(card.locator(".pw-comments")).not_to_contain_text(re.compile(r"Line \d"))
+            expect(card.locator(".pw-comments")).to_contain_text("On the line: 1. Create")
             expect(card).not_to_contain_text("A slip.")
             # The feedback is typed key by key while another cell keeps the kernel busy, and
             # Keep planning is clicked at once: the whole text must go with it (the page holds

@@ -24,7 +24,7 @@ from .. import model as ev
 from ..model.events import Actor, DecisionKind
 from ..model.options import RESTING_MODES
 from .ondisk import OnDisk
-from .outcome import Outcome
+from .outcome import Outcome, granted
 from .plan_edits import PlanEdits
 from .seam import Allow, Answer, Deny
 
@@ -364,14 +364,9 @@ class ToolDecision(Decision):
 
     def allow(self, always: bool = False, *, only: Sequence[int] | None = None,
               by: Decider = "code") -> bool:
-        """Allow this call; ``always=True`` also applies the CLI's suggested updates: all, or
-        ``only`` those at these places in :attr:`suggestions` (one without the others)."""
-        picked = None if only is None else tuple(sorted(set(only)))
-        if picked and not set(picked) <= set(range(len(self.suggestions))):
-            raise ValueError(f"only={list(picked)}: it has {len(self.suggestions)} suggestions")
-        always = bool(picked) if picked is not None else always and bool(self.suggestions)
-        return self._resolve(Outcome("always" if always else "allowed", by,
-                                     applied=picked if always else None))
+        """Allow this call, with all the CLI's suggested updates (``always``) or ``only`` some."""
+        status, applied = granted(always, only, len(self.suggestions))
+        return self._resolve(Outcome(status, by, applied=applied))
 
     def deny(self, reason: str = "", *, by: Decider = "code") -> bool:
         """Deny this call, telling the model ``reason``."""

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..model.events import Actor
+
+Places = tuple[int, ...] | None
 
 
 @dataclass(frozen=True)
@@ -41,3 +44,14 @@ class Outcome:
     def granted(self) -> bool:
         """Whether the agent may go ahead (only ever true for an explicit user action)."""
         return self.status in ("approved", "answered", "allowed", "always")
+
+
+def granted(always: bool, only: Sequence[int] | None, offered: int) -> tuple[str, Places]:
+    """A tool allowed: "always" with the places of the ``offered`` suggested updates taken
+    (None: all of them), or "allowed" (this call only). A place not offered is an error."""
+    picked = None if only is None else tuple(sorted(set(only)))
+    if picked and not set(picked) <= set(range(offered)):
+        raise ValueError(f"only={list(picked)}: it has {offered} suggestions")
+    if picked if picked is not None else (always and offered):
+        return "always", picked
+    return "allowed", None
