@@ -202,9 +202,9 @@ def plan_line_views(plan: str) -> list[tuple[int, str]]:
     return out
 
 
-HEADING_SIZES = {1: "1.5em", 2: "1.3em", 3: "1.15em"}
-"""A heading's size in a plan shown line by line: near what the rendered plan's ``h1``-``h3``
-take in JupyterLab's Markdown (a bold line of body size read as text, not as a heading)."""
+HEADING_SIZES = {1: "1.15em", 2: "1.08em", 3: "1.02em"}
+"""A heading's size in a plan shown line by line: the rendered card's (look.CARD_HEADING_STYLE;
+a bold line of body size read as text, not as a heading)."""
 
 
 def plan_line_html(line: str, *, code: bool = False) -> str:
