@@ -259,6 +259,21 @@ class Kernel:
         self._thread.join(timeout=5)
 
 
+def error_lines(k: Kernel) -> list[str]:
+    """The error lines shown in turn views (the look's error colour, in a ``<div>``), as plain
+    text."""
+    import html
+    import re
+
+    from plan_widgets.render.look import ERROR
+
+    with k._lock:
+        return [html.unescape(re.sub(r"<[^>]+>", "", str(s.get("value", "")))).strip()
+                for s in k.widgets.values()
+                if s.get("_model_name") == "HTMLModel" and f"color:{ERROR}" in str(s.get("value"))
+                and "<div" in str(s.get("value"))]
+
+
 def requests_of(workdir: Path, pings: bool = False) -> list[dict[str, Any]]:
     """The requests the scripted model served for sessions in ``workdir``, oldest first."""
     import json

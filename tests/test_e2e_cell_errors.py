@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -21,9 +20,7 @@ from typing import Any
 
 import pytest
 from jupyter_ui import code_notebook
-from kernel import Kernel, requests_of
-
-from plan_widgets.render.look import ERROR
+from kernel import Kernel, error_lines, requests_of
 
 pytestmark = pytest.mark.e2e
 BIN = Path(sys.executable).parent
@@ -99,15 +96,6 @@ def test_a_session_that_cannot_start_fails_its_cell(kernel: Kernel, workdir: Pat
     kernel.execute("%%claude --new --scripted first_look.yaml\nhello")  # the next cell works
 
 
-def _error_lines(k: Kernel) -> list[str]:
-    """The turn views' red error lines (the turn's own output), as plain text."""
-    with k._lock:
-        return [re.sub(r"<[^>]+>", "", str(s.get("value", ""))).strip()
-                for s in k.widgets.values()
-                if s.get("_model_name") == "HTMLModel" and f"color:{ERROR}" in str(s.get("value"))
-                and "<div" in str(s.get("value"))]
-
-
 def test_a_turn_that_ends_in_an_error_fails_its_cell(kernel: Kernel) -> None:
     out = kernel.execute("%%claude --scripted fault_500.yaml\nplease trigger it",
                          allow_error=True)
@@ -115,7 +103,7 @@ def test_a_turn_that_ends_in_an_error_fails_its_cell(kernel: Kernel) -> None:
     assert line.startswith("TurnError: the turn ended in an error: The model API failed: "
                            "HTTP 500"), line
     # the turn's output stays above the line: its own error line, and its static record
-    assert any(e.startswith("The model API failed: HTTP 500") for e in _error_lines(kernel))
+    assert any(e.startswith("The model API failed: HTTP 500") for e in error_lines(kernel))
     assert "HTTP 500" in "\n".join(str(d.get("text/plain", "")) for d in out["data"])
     kernel.execute("%%claude\nsecond prompt")  # the session goes on
     assert kernel.eval("plan_widgets.get().status") == "'idle'"

@@ -14,20 +14,9 @@ import socket
 from pathlib import Path
 
 import pytest
-from kernel import Kernel, process_running, requests_of
-
-from plan_widgets.render.look import ERROR
+from kernel import Kernel, error_lines, process_running, requests_of
 
 pytestmark = pytest.mark.e2e
-
-
-def error_lines(k: Kernel) -> list[str]:
-    """The error lines shown in turn views (red HTML widgets), as plain text."""
-    with k._lock:
-        return [re.sub(r"<[^>]+>", "", str(s.get("value", ""))).strip()
-                for s in k.widgets.values()
-                if s.get("_model_name") == "HTMLModel" and f"color:{ERROR}" in str(s.get("value"))
-                and "<div" in str(s.get("value"))]
 
 
 def card_status_text(k: Kernel) -> str:

@@ -9,7 +9,6 @@ a final state ("closed" or "dead"; "idle" where the policy is that the session g
 from __future__ import annotations
 
 import contextlib
-import html
 import json
 import os
 import re
@@ -24,9 +23,8 @@ from pathlib import Path
 
 import psutil
 import pytest
-from kernel import Kernel, process_running
+from kernel import Kernel, error_lines, process_running
 
-from plan_widgets.render.look import ERROR
 from plan_widgets.store import held_elsewhere
 
 pytestmark = pytest.mark.e2e
@@ -42,15 +40,6 @@ def idle(k: Kernel, msg_id: str) -> bool:
     return any(m["parent_header"].get("msg_id") == msg_id
                and m["header"]["msg_type"] == "status"
                and m["content"]["execution_state"] == "idle" for m in k.messages)
-
-
-def error_lines(k: Kernel) -> list[str]:
-    """The error lines shown in turn views (red HTML widgets), as plain text."""
-    with k._lock:
-        return [html.unescape(re.sub(r"<[^>]+>", "", str(s.get("value", ""))))
-                for s in k.widgets.values()
-                if s.get("_model_name") == "HTMLModel" and f"color:{ERROR}" in str(s.get("value"))
-                and "<div" in str(s.get("value"))]
 
 
 def cell_text(k: Kernel, msg_id: str) -> str:
