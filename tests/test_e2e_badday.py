@@ -203,7 +203,8 @@ def test_a_model_fallback_is_said_and_the_marker_follows(kernel: Kernel) -> None
     [fb] = events(kernel, "model:fallback")
     assert (fb["to_model"], fb["from_model"]) == ("claude-sonnet-4-5", "claude-opus-5-5")
     # a live session cannot change it (the CLI takes it when it starts): one line
-    out = kernel.execute("%%claude --fallback-model claude-haiku-4-5\nagain")
+    out = kernel.execute("%%claude --fallback-model claude-haiku-4-5\nagain", allow_error=True)
+    assert out["reply"]["status"] == "error"
     assert "runs with fallback_model='claude-sonnet-4-5'" in out["text"], out["text"]
     assert "add --new" in out["text"]
 

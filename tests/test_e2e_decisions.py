@@ -217,7 +217,7 @@ def test_tool_allowed_by_click(kernel: Kernel, workdir: Path) -> None:
 def test_tool_always_allowed_applies_the_suggestions(kernel: Kernel, workdir: Path) -> None:
     kernel.execute("%%claude --scripted dec_tool.yaml\nPlease write two files")
     # the card says in plain words what the CLI's suggestion does, where and for how long
-    mode = kernel.wait_widget("CheckboxModel", description=(
+    mode = kernel.wait_widget("CheckboxModel", tooltip=(
         "Also accept every file edit without asking (mode Accept edits), "
         "for this session only"))
     kernel.set_value(mode, True)
@@ -237,9 +237,9 @@ def test_one_suggestion_taken_without_the_others(kernel: Kernel, workdir: Path) 
     only that one (the same command is not asked again; the mode stays Manual)."""
     kernel.execute("%%claude --scripted dec_always_one.yaml\nPlease clean up twice")
     kernel.wait_widget("ButtonModel", description="Allow")
-    offered = [kernel.widgets[c]["description"] for c in kernel.find_widgets("CheckboxModel")]
+    offered = [kernel.widgets[c]["tooltip"] for c in kernel.find_widgets("CheckboxModel")]
     rule = [c for c in kernel.find_widgets("CheckboxModel")
-            if "don't ask again for the command" in kernel.widgets[c]["description"]]
+            if "don't ask again for the command" in kernel.widgets[c]["tooltip"]]
     assert rule and len(offered) >= 2, offered
     kernel.set_value(rule[0], True)
     kernel.click(kernel.wait_widget("ButtonModel", description="Allow"))
@@ -386,6 +386,10 @@ def test_kernel_interrupt_of_a_queued_prompt_never_sends_it(kernel: Kernel,
     kernel.interrupt()
     kernel.wait_until(lambda: "this prompt was not sent" in kernel.outputs(cell)["text"], 30,
                       "the cell to say its prompt was not sent")
+    kernel.wait_until(lambda: any(  # the stop button fails the cell: it ends first (what is
+    # sent while a cell fails is aborted)
+        m["parent_header"].get("msg_id") == cell and m["header"]["msg_type"] == "status"
+        and m["content"]["execution_state"] == "idle" for m in kernel.messages), 30, "the cell")
     kernel.execute("%claude interrupt")  # end the slow turn too
     assert settle(kernel) == "idle"
     assert not [r for r in requests_of(workdir) if "hello again" in r["user"]]
@@ -444,7 +448,10 @@ def test_kernel_shutdown_cancels_a_pending_plan(workdir: Path) -> None:
     log = workdir / ".plan_widgets" / "sessions" / f"{sid}.jsonl"
     decided = [e for e in map(json.loads, log.read_text().splitlines())
                if e["type"] == "plan:decided"]
-    assert [(e["outcome"], e["by"]) for e in decided] == [("cancelled", "close")]
+    # cancelled, never approved: by the close, or by the stop handler when the interrupt that
+    # may come with a shutdown reaches it first (ipython/stop.py)
+    assert [e["outcome"] for e in decided] == ["cancelled"], decided
+    assert decided[0]["by"] in ("close", "interrupt"), decided
     # the CLI does not outlive the kernel (it exits when the kernel's pipes close)
     deadline = time.monotonic() + 20
     while process_running(cli) and time.monotonic() < deadline:

@@ -98,26 +98,26 @@ def test_help_and_bad_input_are_one_line_messages(kernel: Kernel) -> None:
     out = kernel.execute("%%claude --help\nignored")["text"]
     assert "--plan" in out and "--session" in out and "--scripted" in out
     assert "Traceback" not in out
-    out = kernel.execute("%%claude --bogus\nhello")["text"]
-    assert "usage:" in out and "unrecognized arguments: --bogus" in out
-    assert "Traceback" not in out
-    out = kernel.execute("%%claude\n   \n")["text"]
-    assert "prompt is empty" in out and "Traceback" not in out
-    out = kernel.execute("%%claude --mode sideways\nhi")["text"]
-    assert "invalid choice" in out and "Traceback" not in out
-    out = kernel.execute("%%claude --scripted missing.yaml\nhi")["text"]
-    assert "no such file" in out and "Traceback" not in out
-    out = kernel.execute("%%claude --cwd /does/not/exist\nhi")["text"]
-    assert "not a directory" in out and "Traceback" not in out
+    # each mistake fails its cell in one line (UsageError), so Run All stops there
+    for cell, said in (("%%claude --bogus\nhello", "unrecognized arguments: --bogus"),
+                       ("%%claude\n   \n", "prompt is empty"),
+                       ("%%claude --mode sideways\nhi", "invalid choice"),
+                       ("%%claude --scripted missing.yaml\nhi", "no such file"),
+                       ("%%claude --cwd /does/not/exist\nhi", "not a directory")):
+        out = kernel.execute(cell, allow_error=True)
+        assert out["reply"]["status"] == "error" and said in out["text"], (cell, out["text"])
+        assert "Traceback" not in out["text"]
     out = kernel.execute("%claude --help")["text"]
     assert "status" in out and "interrupt" in out and "sessions" in out
-    out = kernel.execute("%claude frobnicate")["text"]
-    assert "unknown command" in out and "Traceback" not in out
+    out = kernel.execute("%claude frobnicate", allow_error=True)
+    assert out["reply"]["status"] == "error"
+    assert "unknown command" in out["text"] and "Traceback" not in out["text"]
     assert kernel.eval("1 + 1") == "2"
 
 
 def test_no_credentials_says_the_two_ways_forward(kernel: Kernel) -> None:
-    out = kernel.execute("%%claude\nhello")
+    out = kernel.execute("%%claude\nhello", allow_error=True)
+    assert out["reply"]["status"] == "error"  # the cell fails: Run All stops here
     text = out["text"]
     assert "Traceback" not in text
     assert "ANTHROPIC_API_KEY" in text and "--scripted" in text
@@ -132,7 +132,8 @@ def test_cli_that_cannot_start_shows_its_reason(kernel: Kernel) -> None:
     if os.geteuid() != 0:
         pytest.skip("the CLI refuses bypassPermissions only as root")
     out = kernel.execute("%%claude --scripted chat_context.yaml --mode bypassPermissions\nhi",
-                         timeout=120)
+                         timeout=120, allow_error=True)
+    assert out["reply"]["status"] == "error"  # the session could not start: the cell fails
     text = out["text"] + kernel.html_text()
     assert "root" in text or "dangerously-skip-permissions" in text, text[-2000:]
     assert "Traceback" not in out["text"]

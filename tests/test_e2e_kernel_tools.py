@@ -273,7 +273,8 @@ def test_the_kernel_tools_can_be_turned_off(workdir: Path) -> None:
         k.execute("%config ClaudeMagics.kernel_tools = True")
         k.execute(f"%%claude --scripted {SCRIPT} --session third\nhello", timeout=120)
         assert k.eval("plan_widgets.get('third').host_tools is None") == "False"
-        out = k.execute("%%claude --session third --no-kernel-tools\nhello")
+        out = k.execute("%%claude --session third --no-kernel-tools\nhello", allow_error=True)
+        assert out["reply"]["status"] == "error"
         assert "runs with the kernel tools; use --new" in out["text"]
     finally:
         stop(k)

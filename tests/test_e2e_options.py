@@ -164,7 +164,8 @@ def test_commands_and_skills_are_listed_and_a_slash_prompt_is_checked(
     assert any(line.strip().startswith("/compact") and "[built-in]" in line for line in lines)
     # a prompt naming no command: one line, nothing sent; --verbatim sends it as text
     before = len(requests_of(project))
-    out = k.execute("%%claude\n/srv/data explain this path")
+    out = k.execute("%%claude\n/srv/data explain this path", allow_error=True)
+    assert out["reply"]["status"] == "error"  # nothing was sent: the cell fails
     shown = out["shown"] + "\n".join(k.markdown_outputs()) + k.html_text()
     assert "/srv is not a command or skill of this session (%claude commands lists them)" \
         in shown

@@ -247,7 +247,8 @@ def test_log_location_is_configurable(workdir: Path, tmp_path: Path) -> None:
         out = k.execute("%%claude --help")
         assert "PLAN_WIDGETS_LOG_DIR" in out["text"]
         # an unknown id is one clear line, no traceback
-        out = k.execute("%claude resume nosuchid")
+        out = k.execute("%claude resume nosuchid", allow_error=True)
+        assert out["reply"]["status"] == "error"
         assert "no session 'nosuchid' in the event logs" in out["text"]
         assert "Traceback" not in out["text"]
     finally:

@@ -128,7 +128,7 @@ def test_thirty_turns_static_closed_and_a_pending_card_still_works(
     for i, (p, cell) in enumerate(zip(prompts, turn_cells, strict=True)):
         assert "Traceback" not in cell.text()
         md = static_turn(cell)
-        assert f"<strong>claude</strong> (default): {p}" in md
+        assert f"<strong>claude</strong> (session default): {p}" in md
         assert "✓" in md and "in / " in md  # the footer: duration, tokens
         if i % 3 == 0:
             assert f"Reading the notes for {p}." in md
@@ -164,7 +164,8 @@ def test_thirty_turns_static_closed_and_a_pending_card_still_works(
     planner_turn = ["VBoxModel", "VBoxModel", "OutputModel", "OutputModel", "HTMLModel",
                     "HTMLModel"]
     queued = ["VBoxModel"]
-    assert sorted(live) == sorted(bar * 2 + card * 2 + planner_turn + queued), live
+    keep_place = ["AnyModel"]  # one for every card: it keeps the keyboard's place on a click
+    assert sorted(live) == sorted(bar * 2 + card * 2 + planner_turn + queued + keep_place), live
     assert opened - opened_before >= 4 * TURNS and len(closed) >= 4 * TURNS
 
     # The pending card in the first cell still works.

@@ -187,7 +187,7 @@ def test_each_suggestion_is_a_checkbox_of_its_own() -> None:
 
     bare, rich = asyncio.run(make())
     assert bare.also == []
-    assert [c.description for c in rich.also] == [
+    assert [c.tooltip for c in rich.also] == [  # (the description: the same, as HTML)
         "Also " + suggestion_text(rm), "Also " + suggestion_text(edits)]
     assert bare.decision.allow(always=True)
     assert bare.decision.outcome is not None and bare.decision.outcome.status == "allowed"

@@ -83,6 +83,18 @@ def with_stderr(reason: str, stderr: Iterable[str]) -> str:
     return f"{reason} ({tail})" if tail and tail not in reason else reason
 
 
+REFUSED_ONLY = "[auto_mode_unchecked]"
+"""The CLI's tag on a result error that only lists actions it refused (measured, CLI 2.1.337:
+"Auto mode could not check some actions Claude tried, so they did not run: Bash. …
+[auto_mode_unchecked]", on a plan-mode turn whose model went on to reply)."""
+
+
+def refusals_only(error: str) -> bool:
+    """Whether a turn's error line says only that the CLI refused some actions."""
+    parts = error.removeprefix("The turn failed: ").split("; ")
+    return all(REFUSED_ONLY in p for p in parts)
+
+
 def result_error(r: TurnResult) -> str:
     """A failed turn's end, in one line."""
     detail = (r.result or "").strip()

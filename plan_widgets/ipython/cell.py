@@ -74,8 +74,12 @@ async def run(args: argparse.Namespace, body: str, config: Any = None, *,
 def _raise_error(turn: Any) -> None:
     """A turn that ended in an error while its cell waited fails the cell (the turn's view
     shows the error too). An interrupt from the bar or ``%claude interrupt`` is the person's
-    own choice, made where they see it: the turn says "Interrupted." and the cell is ok."""
-    if turn.done and turn.error and turn.error != wording.INTERRUPTED:
+    own choice, made where they see it: the turn says "Interrupted." and the cell is ok. So is
+    a turn the CLI calls failed only because it refused some of the agent's actions (plan
+    mode's Bash or Agent: ``[auto_mode_unchecked]``): the agent went on to its reply, and the
+    tool lines say what was refused."""
+    if turn.done and turn.error and turn.error != wording.INTERRUPTED \
+            and not wording.refusals_only(turn.error):
         raise TurnError(f"the turn ended in an error: {one_line(turn.error)}")
 
 

@@ -177,3 +177,8 @@ BADGE_STYLE = ("border:1px solid {color};border-radius:4px;padding:1px 6px;color
 def colored(color: str, safe_html: str, tag: str = "span") -> str:
     """``safe_html`` in ``tag`` of colour ``color`` (one of this module's)."""
     return f'<{tag} style="color:{color}">{safe_html}</{tag}>'
+
+OPTION_STYLE = ("display:inline-block;max-width:calc(100% - 2em);white-space:normal;"
+                "overflow-wrap:anywhere;vertical-align:top;line-height:1.4;padding:5px 0")
+"""A checkbox's description that wraps inside a narrow card (a question's option, a tool card's
+suggested update): ipywidgets' label does not wrap, and a long one stuck out of the card."""

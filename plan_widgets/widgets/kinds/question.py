@@ -14,7 +14,7 @@ import ipywidgets as w
 from ...agent.decisions import QuestionDecision
 from ...render import prompts
 from ...render.decision import title_html, wrapping
-from ...render.look import BORDER, ERROR, MUTED, WARN
+from ...render.look import BORDER, ERROR, MUTED, OPTION_STYLE, WARN
 from ...render.markdown import escape, html_block, inline_no_math
 from ..shared import look, on_click, typed_line
 from .frame import Card, Kind, Terminal, lines_html, markdown_card, static_card
@@ -157,8 +157,6 @@ def radio(q: dict[str, Any]) -> w.RadioButtons:
 # A checkbox's description in ipywidgets' CSS is one line (nowrap, cut off with an ellipsis)
 # in a row 28 px high: the description goes in as a block that wraps beside the box, its first
 # line level with it; the row (layout "option") grows with it.
-_OPTION_STYLE = ("display:inline-block;max-width:calc(100% - 2em);white-space:normal;"
-                 "vertical-align:top;line-height:1.4;padding:5px 0")
 
 
 def checkbox(o: dict[str, Any]) -> w.Checkbox:
@@ -169,7 +167,7 @@ def checkbox(o: dict[str, Any]) -> w.Checkbox:
     as math). Its tooltip is the plain text: by default the frontend shows the description's
     HTML source there."""
     return w.Checkbox(value=False, indent=False, description_allow_html=True,
-                      description=inline_no_math(option_text(o), _OPTION_STYLE),
+                      description=inline_no_math(option_text(o), OPTION_STYLE),
                       tooltip=option_text(o), **look("option", "checkbox"))
 
 

@@ -20,8 +20,8 @@ import ipywidgets as w
 from ...agent.decisions import ToolDecision
 from ...render import prompts
 from ...render.decision import title_html, wrapping
-from ...render.look import BORDER
-from ...render.markdown import SMALL_STYLE, escape, summarize
+from ...render.look import BORDER, OPTION_STYLE
+from ...render.markdown import SMALL_STYLE, escape, inline_no_math, summarize
 from ...render.suggestions import suggestion_text
 from ..markdown import html_output, set_html
 from ..shared import look, on_click, shared, typed_line
@@ -62,6 +62,14 @@ def taken_text(d: ToolDecision) -> str:
                      if 0 <= i < len(d.suggestions))
 
 
+
+def _also(text: str) -> w.Checkbox:
+    """One suggested update's checkbox, its words wrapping inside the card (as a question's
+    options do; a long command stuck out of an 800 px page's card)."""
+    return w.Checkbox(value=False, indent=False, description_allow_html=True,
+                      description=inline_no_math(text, OPTION_STYLE), tooltip=text,
+                      **look("option", "checkbox"))
+
 class ToolCard(Card):
     """A tool permission: Allow, with a checkbox per update the CLI suggests ("also: don't ask
     again for …, for this session only"; none ticked: this call only), Deny (+reason)."""
@@ -71,8 +79,7 @@ class ToolCard(Card):
     def __init__(self, decision: ToolDecision, shown: Preview = preview) -> None:
         self.shown = shown
         top = html_output(head(decision, shown), layout=shared("full"))
-        self.also = [w.Checkbox(value=False, indent=False, description=f"Also {suggestion_text(x)}",
-                                **look("option", "checkbox")) for x in decision.suggestions]
+        self.also = [_also(f"Also {suggestion_text(x)}") for x in decision.suggestions]
         self.allow_button = w.Button(description="Allow", button_style="success", icon="check",
                                      **look("auto", "button-success"))
         on_click(self.allow_button, lambda _b: self._allow())
