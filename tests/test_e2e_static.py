@@ -181,7 +181,9 @@ def test_thirty_turns_static_closed_and_a_pending_card_still_works(
     assert "Hello again to you!" in static_turn(queued_cell)
     # Now only the control bars are live (the planner's without Rewind files: its turn wrote,
     # but the prompt queued behind it ran after and changed nothing)
-    assert sorted(live_models(kernel)) == sorted(bar * 2), live_models(kernel)
+    # (and the cards' one shared keep-place widget, made once per kernel like the shared
+    # layouts: widgets/keep_place.py)
+    assert sorted(live_models(kernel)) == sorted(bar * 2 + keep_place), live_models(kernel)
 
     # The saved notebook (no widget state) exported to HTML shows every turn.
     nbformat = pytest.importorskip("nbformat")
@@ -228,4 +230,4 @@ def test_a_question_card_becomes_static_with_its_answers(kernel: Kernel, workdir
         assert text.count(line) == 1, (line, text)
     assert "Answered" in text and "Got it. ANSWERS:" in text
     assert not [n for n in live_models(kernel) if n not in (
-        "ButtonModel", "HBoxModel", "HTMLModel", "ToggleButtonModel")]
+        "ButtonModel", "HBoxModel", "HTMLModel", "ToggleButtonModel", "AnyModel")]
