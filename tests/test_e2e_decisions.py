@@ -61,6 +61,14 @@ def all_disabled(k: Kernel, ids: list[str], timeout: float = 10) -> bool:
                         "card controls disabled")
 
 
+def cell_ended(k: Kernel, cell: str) -> None:
+    """Wait (bounded) for ``cell`` to end: the stop button fails a waiting cell, and what is
+    sent while a cell fails is aborted by the kernel."""
+    k.wait_until(lambda: any(
+        m["parent_header"].get("msg_id") == cell and m["header"]["msg_type"] == "status"
+        and m["content"]["execution_state"] == "idle" for m in k.messages), 30, "the cell's end")
+
+
 def settle(k: Kernel, timeout: float = 30) -> str:
     """Wait (bounded, in the kernel) until the default session is idle or waits for the user."""
     out = k.execute(f"print(await plan_widgets.get().wait({timeout}))", timeout=timeout + 30)
@@ -369,6 +377,7 @@ def test_kernel_interrupt_while_the_cell_waits(kernel: Kernel, workdir: Path) ->
     kernel.wait_until(lambda: "Interrupted" in kernel.outputs(cell)["text"], 30,
                       "the cell to say it was interrupted")
     assert "Traceback" not in kernel.outputs(cell)["text"]
+    cell_ended(kernel, cell)
     assert settle(kernel) == "idle"
     assert not kernel.find_widgets("ButtonModel", description="Approve")
     assert kernel.eval("1 + 1") == "2"
@@ -386,10 +395,7 @@ def test_kernel_interrupt_of_a_queued_prompt_never_sends_it(kernel: Kernel,
     kernel.interrupt()
     kernel.wait_until(lambda: "this prompt was not sent" in kernel.outputs(cell)["text"], 30,
                       "the cell to say its prompt was not sent")
-    kernel.wait_until(lambda: any(  # the stop button fails the cell: it ends first (what is
-    # sent while a cell fails is aborted)
-        m["parent_header"].get("msg_id") == cell and m["header"]["msg_type"] == "status"
-        and m["content"]["execution_state"] == "idle" for m in kernel.messages), 30, "the cell")
+    cell_ended(kernel, cell)
     kernel.execute("%claude interrupt")  # end the slow turn too
     assert settle(kernel) == "idle"
     assert not [r for r in requests_of(workdir) if "hello again" in r["user"]]
