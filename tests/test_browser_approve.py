@@ -253,9 +253,22 @@ def save(page: Any, notebook_file: Path) -> None:
     assert notebook_file.stat().st_mtime_ns != before, "Ctrl+S did not save the notebook"
 
 
+def saved_json(notebook_file: Path, timeout: float = 30) -> dict[str, Any]:
+    """The saved notebook, once the server's write of it is whole (bounded): read right after
+    the Save, a busy machine's file was still empty (JSONDecodeError at char 0)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return dict(json.loads(notebook_file.read_text(encoding="utf-8")))
+        except json.JSONDecodeError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
 def saved_turn(notebook_file: Path, i: int) -> dict[str, Any]:
     """The saved bundle of cell ``i``'s turn (its last output)."""
-    cells = json.loads(notebook_file.read_text(encoding="utf-8"))["cells"]
+    cells = saved_json(notebook_file)["cells"]
     return dict(cells[i]["outputs"][-1]["data"])
 
 
@@ -391,7 +404,7 @@ def test_the_running_page_closes_and_a_second_tab_decides(served: Served) -> Non
             expect(cell.locator(".pw-control-bar")).to_contain_text("idle")
             shot(served, cell, "closed-second-tab")
             save(second, path)
-            bad = untrue(json.loads(path.read_text(encoding="utf-8")),
+            bad = untrue(saved_json(path),
                          ("a mode or model not reported", "a card waiting for you", "a traceback"),
                          widget_views=True)
             assert not bad, "\n".join(bad)
