@@ -36,8 +36,10 @@ NOT_HANDED = {
     "counts a page and calls ipywidgets' handler where ipywidgets would have",
     ("ipython/magics.py", "ClaudeMagics"): "a %config setting's observer: a cell changes it, "
     "on the loop's thread, never a page",
-    ("ipython/unattended.py", "start"): "the presence probe's close sets an asyncio.Event "
-    "whose wait is bounded (PROBE_TIMEOUT) and which is read after that wait, on the loop",
+    ("ipython/presence.py", "_link_probe"): "the probe's answer (a page's link copying the "
+    "label's value) calls Presence._heard, which hands itself to the loop (call_soon_threadsafe)",
+    ("ipython/presence.py", "_ask_kernel"): "the fallback comm's close calls Presence._heard, "
+    "which hands itself to the loop (call_soon_threadsafe); its wait is bounded (FALLBACK_WAIT)",
 }
 
 
