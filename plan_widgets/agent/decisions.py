@@ -192,18 +192,18 @@ class PlanDecision(PlanEdits, Decision):
             self._notify()
 
     def approve(self, mode: str | None = None, *, plan: str | None = None,
-                by: Decider = "code") -> bool:
+                by: Decider = "code", only: bool = False) -> bool:
         """Approve the plan; the session leaves plan mode into ``mode`` (default: resting).
 
         ``plan``: approve this edited text instead. The CLI rewrites the plan file with it and
         the model reads it as the approved plan ("edited by user"). An edit that changes
         nothing approves the plan as proposed; an empty one is refused (ValueError).
-        """
+        ``only``: ``mode`` for this plan only: back to the resting mode once its work ends."""
         if mode is not None and mode not in RESTING_MODES:
             raise ValueError(f"unknown mode {mode!r}: choose one of {', '.join(RESTING_MODES)}")
-        edited = self.edit_of(plan)
-        return self._resolve(Outcome("approved", by, mode=mode or self.resting_mode,
-                                     plan=edited))
+        mode, edited = mode or self.resting_mode, self.edit_of(plan)
+        back = self.resting_mode if only and mode != self.resting_mode else None
+        return self._resolve(Outcome("approved", by, mode=mode, plan=edited, back_to=back))
 
     def reject(self, feedback: str = "", *, by: Decider = "code",
                unsent_edit: str | None = None) -> bool:
@@ -226,7 +226,8 @@ class PlanDecision(PlanEdits, Decision):
         return ev.PlanDecided(decision_id=self.id, outcome=o.status,  # type: ignore[arg-type]
                               feedback=o.feedback, by=o.by, rule=o.rule,
                               mode_after=o.mode if o.status == "approved" else None,
-                              edited=self.edited, approved_plan=o.plan if self.edited else None)
+                              edited=self.edited, approved_plan=o.plan if self.edited else None,
+                              back_to=o.back_to)
 
     @classmethod
     def expired_event(cls, decision_id: str) -> ev.Event:

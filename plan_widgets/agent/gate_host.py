@@ -74,8 +74,10 @@ class SessionGateHost:
         self.decision_list.add(d)
         d.on_resolved(self._decided)
         if isinstance(d, PlanDecision):  # its comments are logged as they come
-            d.last_target = next((r.mode_after for r in reversed(list(s.state.decisions.values()))
-                                  if r.kind == "plan" and r.mode_after), None)
+            last = next((r for r in reversed(list(s.state.decisions.values()))
+                         if r.kind == "plan" and r.mode_after), None)
+            d.last_target = last.mode_after if last else None
+            d.last_only = bool(last and last.back_to)
             d.on_comment = lambda c, added: s.emit(ev.PlanCommented(
                 decision_id=d.id, removed=not added, **c.as_dict()))
             self.runner.measure_soon(s.state.turns)  # the meter while the plan waits
@@ -97,11 +99,14 @@ class SessionGateHost:
 
     def _decided(self, d: Decision) -> None:
         self.s.emit(d.decided_event())
+        turn = self.runner.cli_turn or self.runner.turn
         if isinstance(d, PlanDecision) and d.fresh and d.approved_plan is not None:
-            turn = self.runner.cli_turn or self.runner.turn
             if turn is not None:  # it ends as handed over, not as failed
                 turn.handed_over = True
             self.start_fresh(d)  # the plan runs in a new conversation (handoff)
+        if isinstance(d, PlanDecision) and d.outcome is not None and d.outcome.back_to:
+            h = d.handoff  # for this plan only: these turns carry it out (agent/plan_scope)
+            self.modes.scope.begin([turn, *([h.clear_turn, h.turn] if h else [])])
 
     def decision_closed(self, d: Decision) -> None:
         self.s.notify()

@@ -44,6 +44,11 @@ APPROVAL_TARGETS = (
 """Where an approved plan can lead, in the CLI's order and words."""
 
 
+def only_label(label: str, resting: str) -> str:
+    """A target's label, for this plan only (issue 43, point 5: back to ``resting`` after)."""
+    return f"{label}, for this plan only (then {mode_title(resting)})"
+
+
 def mode_title(mode: str | None) -> str:
     """``mode`` as the CLI's UI names it (an unknown mode as it is)."""
     if mode is None:

@@ -17,10 +17,12 @@ from ..model.errors import OptionError, SessionError
 from ..model.events import ModeSource
 from ..model.options import ALL_MODES, SessionOptions, check_allowed
 from . import wording
+from .plan_scope import PlanScope
 from .seam import AgentClient
 from .tasks import spawn
 
-_SOURCES: tuple[ModeSource, ...] = ("user", "model", "approval", "resume", "start")
+_SOURCES: tuple[ModeSource, ...] = ("user", "model", "approval", "resume", "start",
+                                     "plan_end")
 
 
 class ModeHost(Protocol):
@@ -52,6 +54,8 @@ class Modes:
         self.model_target = model
         self.requested_source: ModeSource | None = None
         self.why_model: str | None = None
+        self.scope = PlanScope(host, self)
+        """A mode approved for one plan only: its work, and the return when it ends."""
 
     @property
     def plan_in_force(self) -> bool:

@@ -20,6 +20,8 @@ class Outcome:
     any kind: expired/cancelled."""
     by: Actor
     mode: str | None = None
+    back_to: str | None = None
+    """Plans approved for this plan only: the resting mode to go back to after its work."""
     feedback: str | None = None
     answers: dict[str, str] | None = None
     notes: dict[str, str] | None = None

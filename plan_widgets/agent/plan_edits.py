@@ -45,25 +45,27 @@ class PlanEdits:
     resting_mode: str
     last_target: str | None = None
     """The mode the user approved the session's last plan into (offered first)."""
+    last_only: bool = False
+    """... and whether for that plan only (picked again)."""
 
     if TYPE_CHECKING:  # the decision's own (PlanDecision defines both)
         def _notify(self) -> None: ...  # redraws its card
 
         def approve(self, mode: str | None = None, *, plan: str | None = None,
-                    by: Literal["user", "code"] = "code") -> bool: ...
+                    by: Literal["user", "code"] = "code", only: bool = False) -> bool: ...
 
     # -- approve, start fresh (agent/handoff.py) ----------------------------------------------
     def approve_fresh(self, mode: str | None = None, *, plan: str | None = None,
-                      by: Literal["user", "code"] = "code") -> bool:
+                      by: Literal["user", "code"] = "code", only: bool = False) -> bool:
         """Approve, start fresh: the plan (``plan``: your edit of it) becomes the first message
         of a new conversation in ``mode`` (default: the resting mode); the planning
         conversation's context is dropped. The session keeps its name; its ``handoff.turn``
-        is the plan's turn."""
+        is the plan's turn. ``only``: ``mode`` for this plan only (as :meth:`approve`)."""
         if self.outcome is not None:
             return False
         self.fresh = True
         try:
-            done = self.approve(mode, plan=plan, by=by)
+            done = self.approve(mode, plan=plan, by=by, only=only)
         finally:
             self.fresh = self.outcome is not None and self.outcome.status == "approved"
         return done

@@ -168,6 +168,7 @@ class Runner:
 
     async def _send(self, turn: Turn) -> None:
         s = self.s
+        await self.modes.scope.before_send(turn)  # a mode for one plan's work: over first
         if turn.plan and s.state.mode != "plan":
             await self.modes.set_mode("plan", "user")
             if s.state.refused:
@@ -198,8 +199,7 @@ class Runner:
                 turn=turn.number, result=r.subtype, is_error=error is not None,
                 cost_usd=r.cost_usd, input_tokens=r.input_tokens, output_tokens=r.output_tokens,
                 duration_ms=dur, message=error or (wording.HANDED_OVER if handed else None),
-                files=list(turn.files),
-                origin=r.origin if turn.origin != "user" else None))
+                files=list(turn.files), origin=r.origin if turn.origin != "user" else None))
         total = s.state.cost_usd  # the CLI reports a running total: show this turn's share
         turn_cost = max(total - before, 0.0) if r.cost_usd is not None else None
         turn.result = {"subtype": r.subtype, "cost_usd": r.cost_usd,
@@ -208,6 +208,7 @@ class Runner:
         self.health.ended()
         if error:
             turn.view.error(error)
+        self.modes.scope.turn_ending(turn)  # a mode for one plan's work: back when it ends
         summary = wording.turn_summary(dur, r.input_tokens, r.output_tokens, turn_cost, total,
                                        turn.waited())
         turn.view.finished(f"{wording.HANDED_OVER} · {summary}" if handed else summary,

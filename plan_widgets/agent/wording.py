@@ -145,6 +145,18 @@ def mode_marker(before: str | None, after: str, by_model: bool) -> str:
         " (the agent entered plan mode)" if by_model and after == "plan" else "")
 
 
+def plan_work_done(back: str) -> str:
+    """The marker of the turn that ends the work of a plan approved for this plan only."""
+    return f"The plan's work is done: back to {mode_title(back)} (approved for this plan only)"
+
+
+def plan_work_left(back: str) -> str:
+    """A prompt sent while the work of a plan approved for this plan only goes on in the
+    background: it runs in the resting mode."""
+    return (f"Back to {mode_title(back)} for this prompt: the plan's mode was for that plan "
+            "only (its background work goes on)")
+
+
 def model_marker(before: str, after: str, why: str) -> str:
     return f"Model: {before} → {after} ({why})"
 

@@ -21,7 +21,7 @@ Actor = Literal["user", "code", "rule", "unattended", "timeout", "interrupt", "c
 """Who ended a decision. ``rule``: an unattended rule or a Python decider (its text in the
 event's ``rule``); ``unattended``: no one could click and no rule decided (docs/unattended.md)."""
 ModeState = Literal["requested", "effective", "refused"]
-ModeSource = Literal["user", "model", "approval", "resume", "start"]
+ModeSource = Literal["user", "model", "approval", "resume", "start", "plan_end"]  # plan_scope.py
 DecisionKind = Literal["plan", "question", "tool"]
 
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto")
@@ -145,6 +145,7 @@ class PlanDecided(EventBase):
     approved_plan: str | None = None
     """The text approved, when it differs from the proposed one (``edited``); the proposed
     text stays in its ``plan:proposed`` event."""
+    back_to: str | None = None  # for this plan only: the resting mode after (agent/plan_scope)
 
 
 class PlanCommented(EventBase):
@@ -366,9 +367,7 @@ Event = Annotated[
         TasksUpdated,
         FilesRewound,
         Thought,
-        AgentStarted,
-        AgentProgress,
-        AgentEnded,
+        AgentStarted, AgentProgress, AgentEnded,
         SessionAsleep,
         ApiRetried, ModelFellBack, Compacted, McpChanged, CliUnknown,
         ErrorEvent,

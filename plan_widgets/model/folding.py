@@ -62,6 +62,7 @@ class _Builder:
     resting_mode: str | None
     mode: str | None
     requested_mode: str | None
+    back_to: str | None
     refused: str | None
     model: str | None
     plan_model: str | None
@@ -193,9 +194,7 @@ def _session_started(b: _Builder, e: SessionStarted) -> None:
     if b.started is None:
         b.started = e.ts
     b.session_id = e.session_id
-    b.name = e.name
-    b.cwd = e.cwd
-    b.resting_mode = e.resting_mode
+    b.name, b.cwd, b.resting_mode = e.name, e.cwd, e.resting_mode
     if e.model is not None or e.resumed_from is None:
         b.model = e.model  # a resume that names no model keeps the one last reported
     b.plan_model = e.plan_model
@@ -220,6 +219,7 @@ def _turn_ended(b: _Builder, e: TurnEnded) -> None:
 
 
 def _plan_mode(b: _Builder, e: PlanMode) -> None:
+    b.back_to = None if e.source in ("user", "plan_end") else b.back_to  # back; or user's pick
     if e.state == "requested":
         b.requested_mode = e.mode
         b.refused = None
@@ -253,7 +253,9 @@ def _plan_proposed(b: _Builder, e: PlanProposed) -> None:
 
 
 def _plan_decided(b: _Builder, e: PlanDecided) -> None:
-    changes: dict[str, Any] = {"feedback": e.feedback, "mode_after": e.mode_after}
+    changes: dict[str, Any] = {"feedback": e.feedback, "mode_after": e.mode_after,
+                               "back_to": e.back_to}
+    b.back_to = e.back_to if e.outcome == "approved" else b.back_to  # a later approval wins
     if e.outcome == "approved" and (e.edited or e.approved_plan is not None):
         changes["edited"] = True
         if e.approved_plan is not None:  # the plan in force is the text the user approved

@@ -41,6 +41,8 @@ class DecisionRecord(NamedTuple):
     notes: Mapping[str, str] | None = None
     reason: str | None = None
     mode_after: str | None = None
+    back_to: str | None = None
+    """Approved for this plan only: the mode the session went back to after its work."""
     by: str | None = None
     superseded: bool = False
     """A plan is superseded once a later plan is proposed."""
@@ -107,6 +109,9 @@ class SessionState:
     """The last effective permission mode (None before the CLI confirmed any)."""
     requested_mode: str | None = None
     """A requested mode the CLI has not confirmed yet."""
+    back_to: str | None = None
+    """A mode approved for one plan only is in force: the resting mode to go back to once the
+    plan's work ends (None: no such return pending; agent/plan_scope.py)."""
     refused: str | None = None
     """Why the last mode request was refused (cleared by the next request)."""
     model: str | None = None

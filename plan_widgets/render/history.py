@@ -64,7 +64,8 @@ def _plan_proposed(e: ev.PlanProposed, limit: int) -> str:
 def _plan_decided(e: ev.PlanDecided, limit: int) -> str:
     text = f"plan {e.decision_id} {e.outcome} by {e.by}"
     if e.mode_after:
-        text += f"; next mode {e.mode_after}"
+        text += f"; next mode {e.mode_after}" + (
+            f" for this plan only, then {e.back_to}" if e.back_to else "")
     if e.edited:
         text += "; edited by you" + (f": {e.approved_plan}" if e.approved_plan else "")
     if e.feedback:

@@ -54,7 +54,9 @@ def outcome_parts(o: Outcome) -> tuple[str, list[str]]:
     if o.by in _BY_TEXT and (o.status, o.by) not in _ENDED_TEXT:
         extra.append(_BY_TEXT[o.by])
     if o.mode and o.status == "approved":
-        extra.append(f"next mode: {mode_title(o.mode)}")  # as the bar's marker names it
+        extra.append(f"next mode: {mode_title(o.mode)}"  # as the bar's marker names it
+                     + (f", for this plan only (then {mode_title(o.back_to)})" if o.back_to
+                        else ""))
     if o.plan is not None and o.status == "approved":
         extra.append("edited by you")
     if o.plan is not None and o.status == "rejected":
@@ -95,7 +97,8 @@ def decision_status(d: Any) -> str:
     if d.status != "pending" and d.by in _BY:
         text += f": {_BY[d.by]}"
     if d.status == "approved" and d.mode_after:
-        text += f" (then mode {d.mode_after})"
+        text += f" (then mode {d.mode_after}" + (
+            f", for this plan only, then {d.back_to})" if getattr(d, "back_to", None) else ")")
     if d.status == "approved" and getattr(d, "edited", False):
         text += ", edited by you"
     if d.superseded and d.status != "approved":

@@ -44,11 +44,12 @@ class PlanCard(Card):
         self.feedback = typed_area(placeholder="What should change? (feedback for the agent)",
                                    rows=3)
         self.target = target_picker(decision)  # where Approve leads (plan_targets)
+        rest = decision.resting_mode
         self.approve_button = w.Button(description="Approve", button_style="success",
-                                       icon="check", tooltip=into(self.target.value),
+                                       icon="check", tooltip=into(self.target.value, rest),
                                        **look("auto", "button-success"))
         on_change(self.target,
-                  lambda ch: setattr(self.approve_button, "tooltip", into(ch["new"])))
+                  lambda ch: setattr(self.approve_button, "tooltip", into(ch["new"], rest)))
         self.approve_edits_button: w.Button | None = None
         if decision.resting_mode != "acceptEdits":
             self.approve_edits_button = w.Button(
@@ -59,10 +60,10 @@ class PlanCard(Card):
             description="Approve, start fresh", button_style="success", icon="refresh",
             tooltip="Run the plan in a new conversation (the planning context is dropped)",
             **look("auto", "button-success"))
-        on_click(self.fresh_button, lambda _b: self.editor.approve(self.target.value, fresh=True))
+        on_click(self.fresh_button, lambda _b: self.editor.approve(*self.target.value, fresh=True))
         self.keep_button = w.Button(description="Keep planning", button_style="warning",
                                     icon="pencil", **look("auto", "button-warning"))
-        on_click(self.approve_button, lambda _b: self.editor.approve(self.target.value))
+        on_click(self.approve_button, lambda _b: self.editor.approve(*self.target.value))
         on_click(self.keep_button,  # a comment typed and not yet added goes too, or nothing
                  lambda _b: self.comments.flush() and self.editor.keep(self.feedback.value))
         buttons = [self.approve_button, self.target, self.approve_edits_button,

@@ -139,12 +139,13 @@ class PlanEditor:
         """The text in the editor (None unless it is open)."""
         return self.text.value if self.text is not None and self.editing else None
 
-    def approve(self, mode: str | None = None, *, fresh: bool = False) -> bool:
+    def approve(self, mode: str | None = None, only: bool = False, *, fresh: bool = False
+                ) -> bool:
         """Approve: the edit if the editor is open, else the plan as proposed (``fresh``: in a
-        new conversation, agent/handoff)."""
+        new conversation, agent/handoff; ``only``: ``mode`` for this plan only)."""
         how = self.d.approve_fresh if fresh else self.d.approve
         try:
-            return how(mode, plan=self.draft, by="user")
+            return how(mode, plan=self.draft, by="user", only=only)
         except ValueError as e:  # an empty edit: one line on the card, nothing decided
             msg = str(e)[:1].upper() + str(e)[1:]
             self.card.set_status(f'<span style="color:{ERROR}">{escape(msg)}.</span>')
