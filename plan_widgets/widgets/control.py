@@ -226,7 +226,8 @@ class ControlBar(w.HBox):
         health = getattr(getattr(s, "runner", None), "health", None)
         note = health.bar_note if health is not None else None
         trouble = tuple(health.mcp_trouble()) if health is not None else ()
-        key = (st.mode, st.requested_mode, st.refused, st.back_to, st.model, status,
+        back_to = getattr(st, "back_to", None)  # approved for one plan only (agent/plan_scope)
+        key = (st.mode, st.requested_mode, st.refused, back_to, st.model, status,
                s.plan_in_force, ctx,
                getattr(st, "tasks", ()), getattr(st, "tasks_turn", 0), getattr(st, "turns", 0),
                files_turn, note, trouble)
@@ -244,10 +245,10 @@ class ControlBar(w.HBox):
                                f"{mode} (SDK name): the CLI refused the last mode change")
         elif st.mode is None:  # nothing reported yet (starting, or it never started)
             mode_html = _badge("mode", "?", MUTED, "not reported by the CLI yet")
-        elif st.back_to and mode != "plan":  # approved for one plan only (agent/plan_scope)
+        elif back_to and mode != "plan":
             mode_html = _badge("mode", f"{mode_title(mode)} · this plan only", SUCCESS,
                                f"{mode_tooltip(mode)}; confirmed by the CLI; for this plan "
-                               f"only: back to {mode_title(st.back_to)} once its work ends")
+                               f"only: back to {mode_title(back_to)} once its work ends")
         else:
             color = PLAN if mode == "plan" else SUCCESS
             mode_html = _badge("mode", mode_title(mode), color,  # the CLI's UI names (issue 22)
