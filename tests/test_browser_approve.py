@@ -3,8 +3,10 @@ over a kernel subshell), by mouse, with no cell run between a click and what it 
 
 - a new user's default path: ``%%claude --plan`` in the default mode, Approve with the picker
   untouched, the approved Write's card, Allow, the file written;
-- approving into a mode that asks (the picker changed from Accept edits to Manual): the Write's
-  card comes (it stalled until another cell ran: point 1);
+- approving into a mode that asks (the picker changed from Accept edits to Manual, for this
+  plan only: issue 43, point 5): the Write's card comes (it stalled until another cell ran:
+  point 1), and once the plan's turn ends the session is back in Accept edits, the bar and
+  the turn saying so;
 - Approve, start fresh into Manual: the cell keeps showing the planning turn and the new
   conversation's card (the whole output hid: point 2).
 
@@ -170,14 +172,17 @@ def test_approve_into_a_mode_that_asks_then_the_default_path(served: Served) -> 
         run_cell(page, nb, 1)
         cell = nb.nth(1)
         plan = cell.locator(".pw-card-plan").first
-        plan.locator("select").select_option(label="Yes, manually approve edits")
-        expect(button(plan, "Approve")).to_have_attribute("title", re.compile("into Manual"))
+        # for this plan only (issue 43, point 5): back to Accept edits once its work ends
+        plan.locator("select").select_option(
+            label="Yes, manually approve edits, for this plan only (then Accept edits)")
+        expect(button(plan, "Approve")).to_have_attribute("title", re.compile(
+            r"into Manual \(default\), for this plan only \(then Accept edits\)$"))
         page.wait_for_timeout(READING)
         button(plan, "Approve").click()
         card = cell.locator(".pw-card-tool", has_text="Write")
         expect(button(card, "Allow")).to_be_visible(timeout=CELL_TIMEOUT * 1000)
         bar = cell.locator(".pw-control-bar")
-        expect(bar).to_contain_text("mode Manual")
+        expect(bar).to_contain_text("mode Manual · this plan only")
         expect(bar).to_contain_text("waiting for you")
         shot(served, cell, "manual-write-card")
         button(card, "Allow").click()
@@ -185,6 +190,11 @@ def test_approve_into_a_mode_that_asks_then_the_default_path(served: Served) -> 
         expect(cell.locator(".pw-turn.pw-static")).to_contain_text(
             "Done: the file is written.", timeout=CELL_TIMEOUT * 1000)
         expect(bar).to_contain_text("idle")
+        expect(cell.locator(".pw-turn.pw-static")).to_contain_text(
+            "The plan's work is done: back to Accept edits (approved for this plan only)")
+        expect(bar).to_contain_text("mode Accept edits", timeout=CELL_TIMEOUT * 1000)
+        expect(bar).not_to_contain_text("this plan only")
+        shot(served, cell, "this-plan-only-back")
 
         # a new user's default path: the default mode (Manual), Approve with the picker as
         # it came, the Write's card, Allow
