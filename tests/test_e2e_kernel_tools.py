@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from html import unescape
 from pathlib import Path
 
 import pytest
@@ -306,3 +307,33 @@ def test_a_proposal_after_the_cell_returned_is_offered_to_copy(kernel: Kernel,
     assert settle(kernel) == "idle"
     assert "the code is shown in the turn's output for the user to copy" in tool_results(workdir)
     assert not kernel.execute("1 + 1")["reply"].get("payload")
+
+
+def test_a_proposed_revision_of_a_notebook_cell_shows_the_change(nb_kernel: Kernel,
+                                                                  workdir: Path) -> None:
+    """Issue 43, point 2: a proposal that replaces a cell of the open notebook shows the change
+    against that cell as it is on disk (the render path's diff, with line numbers), in the
+    turn's tool line and to the model; a cell that is not there fails the call in one line."""
+    cell = {"cell_type": "code", "id": "c1", "metadata": {}, "outputs": [],
+            "execution_count": None, "source": ["x = 1\n", "y = 2\n", "print(x + y)"]}
+    notebook = json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+    (workdir / "analysis.ipynb").write_text(notebook)
+    out = nb_kernel.execute(f"%%claude --scripted {SCRIPT}\nrevise cell c1", timeout=120)
+    assert settle(nb_kernel) == "idle"
+    payloads = [p["text"] for p in out["reply"].get("payload", [])
+                if p.get("source") == "set_next_input"]
+    assert payloads == ["# y is 3\nx = 1\ny = 3\nprint(x + y)\n"]
+    got = tool_results(workdir)
+    change = got[got.index("The change from cell c1 (cell 1 of 1) of "):].splitlines()
+    assert change[1:] == ["@@ -1,3 +1,3 @@", "1 1   x = 1", "2   - y = 2", "  2 + y = 3",
+                          "3 3   print(x + y)"], change
+    assert "REVISED" in replies(nb_kernel)
+    shown = unescape(re.sub(r"<[^>]+>", "", replies(nb_kernel)).replace("&#10;", "\n"))
+    assert "2   - y = 2\n  2 + y = 3" in shown  # the turn's tool line shows the change
+    assert (workdir / "analysis.ipynb").read_text() == notebook  # nothing was written
+    # a cell that is not in the notebook: one line, nothing proposed
+    out = nb_kernel.execute(f"%%claude --scripted {SCRIPT}\nrevise a missing cell", timeout=120)
+    assert settle(nb_kernel) == "idle"
+    assert not [p for p in out["reply"].get("payload", []) if p.get("source") == "set_next_input"]
+    assert "the open notebook has no cell 'zz' (use a cell's id as Read shows it" in (
+        tool_results(workdir))

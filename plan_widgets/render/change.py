@@ -133,7 +133,7 @@ def edit_change(tool: str, tool_input: dict[str, Any], before: OnDisk | None) ->
 
 # -- NotebookEdit ----------------------------------------------------------------------------
 
-def _find(cells: tuple[Cell, ...], cell_id: str) -> int | None:
+def find_cell(cells: tuple[Cell, ...], cell_id: str) -> int | None:
     """The cell's index: by its id, or ``cell-N`` (the CLI's name for a cell without one)."""
     for i, c in enumerate(cells):
         if c.id == cell_id:
@@ -168,7 +168,7 @@ def cell_change(tool_input: dict[str, Any], before: OnDisk | None) -> Change:
         what = f"{mode.capitalize()} {'cell ' + cid if cid else 'a cell'} ({kind})"
         return Change(path, what, _not_shown(before) or "The notebook could not be read as "
                       "one: its cells are not shown.", "", "" if mode == "delete" else new)
-    i = _find(cells, cid) if cid else None
+    i = find_cell(cells, cid) if cid else None
     if cid and i is None:
         return Change(path, f"{mode.capitalize()} cell {cid}",
                       f"No cell {cid} in this notebook: the CLI will refuse this edit.", "", new)

@@ -36,6 +36,7 @@ from ...agent.seam import HostTools, ToolFailure, ToolSpec
 from . import budget
 from .describe import inspect_value
 from .inspection import LIST_LIMIT, MAX_OUTPUT, clip, finish, format_history, list_variables
+from .revision import revision
 from .runcode import run_code
 
 SERVER = "kernel"
@@ -79,7 +80,8 @@ def prompt(notebook: str | None, tools: HostTools) -> str:
         f"- {q('run_code')}: run Python in the user's namespace (the user approves each call; "
         "refused in plan mode, where the code belongs in the plan).\n"
         f"- {q('propose_cell')}: propose code as a new cell of the notebook; the user "
-        "decides whether to run it.\n"
+        "decides whether to run it (to change a cell, give its id as replaces: the user sees "
+        "the change).\n"
         + "".join(f"- {q(t.name)}: a function of the user's notebook"
                   + (" (the user approves each call; refused in plan mode)" if t.changes_state
                      else "") + ".\n" for t in tools.tools[5:])
@@ -241,12 +243,18 @@ class KernelTools:
         if not code.strip():
             raise ToolFailure("the code is empty")
         title = " ".join(str(args.get("title") or "").split())[:120]
+        replaces = str(args.get("replaces") or "").strip()
+        change = ""
+        if replaces:  # a revision of a cell of the open notebook: the change, as a diff
+            shell = _shell()
+            nb = notebook_path(shell.user_ns, os.environ) or self.notebook
+            change = "\n\n" + await revision(nb, replaces, code)
         if _proposals.add(self.session, code, title):
             return ("Proposed. The code appears as a new cell below the user's %%claude cell "
                     "when that cell returns (every proposal of this cell is combined into that "
-                    "one new cell). Nothing ran: the user decides whether to run it.")
+                    "one new cell). Nothing ran: the user decides whether to run it." + change)
         return ("Proposed. The %%claude cell has already returned, so the code is shown in the "
-                "turn's output for the user to copy into a cell. Nothing ran.")
+                "turn's output for the user to copy into a cell. Nothing ran." + change)
 
     def specs(self) -> tuple[ToolSpec, ...]:
         return (
@@ -266,7 +274,10 @@ class KernelTools:
                      self.run_code, changes_state=True, title="Run this code in the kernel?"),
             ToolSpec("propose_cell", _PROPOSE_DOC, _schema({
                 "code": {"type": "string"},
-                "title": {"type": "string", "description": "a short comment line"}}, ["code"]),
+                "title": {"type": "string", "description": "a short comment line"},
+                "replaces": {"type": "string", "description": (
+                    "when the code revises a cell of the open notebook: that cell's id (as "
+                    "Read shows it, or cell-N); the user sees the change as a diff")}}, ["code"]),
                 self.propose_cell),
         )
 
@@ -290,7 +301,9 @@ _RUN_DOC = (
     "(put the code in the plan).")
 _PROPOSE_DOC = (
     "Propose Python code as a new cell of the notebook, below the user's %%claude cell. "
-    "Nothing runs: the user reads it and decides. Allowed in plan mode.")
+    "Nothing runs: the user reads it and decides. Allowed in plan mode. To change a cell of "
+    "the open notebook, propose its new code with replaces set to that cell's id: the user "
+    "sees the change as a diff.")
 
 
 def host_tools(session: str, *, interrupt: Callable[[], None] | None = None) -> HostTools | None:
