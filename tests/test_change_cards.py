@@ -252,3 +252,26 @@ async def _keeps_the_decided_change() -> None:
     edit.show_text(d, Out())  # type: ignore[arg-type]
     assert printed[1] == ("Allow Write /w/notes.txt?", "bold")
     assert ("  2   - beta", "red") in printed and ("    2 + BETA-ACC", "green") in printed
+
+
+# -- a proposed cell that revises a cell of the open notebook (issue 43, point 2) -------------
+def test_a_proposed_revision_is_the_change_against_the_cell_on_disk(tmp_path: Path) -> None:
+    from plan_widgets.agent.seam import ToolFailure
+    from plan_widgets.ipython.kernel.revision import revision
+
+    nb = tmp_path / "open.ipynb"
+    nb.write_text(json.dumps({"cells": [
+        {"cell_type": "markdown", "id": "m", "metadata": {}, "source": "# Title"},
+        {"cell_type": "code", "id": "c1", "metadata": {}, "outputs": [],
+         "execution_count": 1, "source": ["a = 1\n", "b = 2"]}]}))
+    got = asyncio.run(revision(str(nb), "c1", "a = 1\nb = 20\n"))
+    assert got.splitlines() == [f"The change from cell c1 (cell 2 of 2) of {nb}:",
+                                "@@ -1,2 +1,2 @@", "1 1   a = 1", "2   - b = 2", "  2 + b = 20"]
+    assert asyncio.run(revision(str(nb), "cell-1", "a = 1\nb = 2\n")) == (
+        f"It is the same as cell cell-1 (cell 2 of 2) of {nb}: nothing would change.")
+    for notebook, cid, why in [(str(nb), "nope", "the open notebook has no cell 'nope'"),
+                               (None, "c1", "no open notebook is known to this kernel"),
+                               (str(tmp_path / "gone.ipynb"), "c1", "could not read the open "
+                                "notebook")]:
+        with pytest.raises(ToolFailure, match=f"^{re.escape(why)}"):
+            asyncio.run(revision(notebook, cid, "x"))
