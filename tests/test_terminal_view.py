@@ -163,6 +163,17 @@ def test_plan_prompt_asks_again_until_a_choice() -> None:
     asyncio.run(go())
 
 
+def test_auto_edits_for_this_plan_only_at_a_terminal() -> None:
+    """Issue 43, point 5: [o] approves into Accept edits for this plan only."""
+    async def go() -> None:
+        view, _, _ = scripted_view(["o"])
+        o = await decide(view, PlanDecision("# Plan\n\n1. step", None, "default"))
+        assert (o.status, o.mode, o.back_to) == ("approved", "acceptEdits", "default")
+        assert "auto-edits for this plan [o]nly" in plan_kind.PLAN_PROMPT
+
+    asyncio.run(go())
+
+
 def test_keep_planning_sends_the_feedback() -> None:
     async def go() -> None:
         view, _, asked = scripted_view(["k", "smaller steps"])

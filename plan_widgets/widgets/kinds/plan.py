@@ -6,7 +6,8 @@ Edit. Its big parts are modules of their own: the plan's view and editor (:mod:`
 whose :func:`~.plan_edit.plan_head` is also the static card's body), the comments on lines
 (:mod:`.plan_comments`) and the Approve target (:mod:`.plan_targets`).
 
-At a terminal (issue 22): approve, approve with auto-accept edits, approve and start fresh,
+At a terminal (issue 22): approve, approve with auto-accept edits (also for this plan only:
+issue 43, point 5), approve and start fresh,
 comment on a line, keep planning. A comment is a form typed line by line: the line (its number
 or its text), then the comment. A comment that cannot be taken (empty, too long, a line not in
 the plan) is one line, nothing is kept, and the plan prompt comes back; so does a comment
@@ -92,12 +93,14 @@ def markdown(d: PlanDecision) -> str:
 
 PLAN_CHOICES = (
     *prompts.PLAN_CHOICES[:2],
+    prompts.Choice("o", "approve and auto-accept edits for this plan only (then the resting "
+                   "mode)", ("only", "this plan only")),  # agent/plan_scope
     prompts.Choice("f", "approve and start fresh", ("fresh", "start fresh")),
     prompts.Choice("c", "comment on a line", ("comment",)),
     prompts.PLAN_CHOICES[2],
 )
-PLAN_PROMPT = ("[a]pprove / approve + auto-[e]dits / approve, start [f]resh / [c]omment on a "
-               "line / [k]eep planning: ")
+PLAN_PROMPT = ("[a]pprove / approve + auto-[e]dits / auto-edits for this plan [o]nly / "
+               "approve, start [f]resh / [c]omment on a line / [k]eep planning: ")
 
 
 def show_text(d: PlanDecision, out: Terminal) -> None:
@@ -123,6 +126,8 @@ async def ask_text(d: PlanDecision, io: Terminal) -> None:
             d.approve(by="user")
         elif c.key == "e":
             d.approve("acceptEdits", by="user")
+        elif c.key == "o":
+            d.approve("acceptEdits", by="user", only=True)
         elif c.key == "f":
             d.approve_fresh(by="user")
         elif c.key == "c":
