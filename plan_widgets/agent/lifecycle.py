@@ -20,6 +20,7 @@ import logging
 import os
 import sys
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -41,6 +42,7 @@ from .decisions import KINDS, DecisionList
 from .gate import EDIT_TOOLS, Gate
 from .idle import Sleeper, SleepHost, budget_left
 from .modes import Modes
+from .plan_keeper import PlanKeeper
 from .runner import Runner
 from .scratch import ScratchDir
 from .seam import AgentClient, ClientConfig, ClientFactory, HostTools, ScreenCallback
@@ -67,6 +69,7 @@ class LifecycleHost(SleepHost, Protocol):
 
     def restore(self, events: list[ev.Event]) -> None: ...
     def die(self, reason: str) -> None: ...
+    def subscribe(self, fn: Callable[[Any], None]) -> None: ...
 
 
 class Lifecycle:
@@ -99,6 +102,8 @@ class Lifecycle:
         self.reader: asyncio.Task[None] | None = None
         self.idle = Sleeper(self, session, runner, modes)
         """Closes the CLI when the session is idle, and resumes it for the next turn."""
+        # every plan proposed is kept in the project's plans/ (store/plans.py), once logged
+        session.subscribe(PlanKeeper(lambda: self.log.path.parent if self.log else None))
         # The SDK's first import (about 1.3 s, mostly its mcp dependency) runs in a thread from
         # here on, so the cell's widgets are built and the scripted model starts meanwhile
         # (docs/benchmarks.md, figure 3). Never at %load_ext: it would slow the user's cells.
