@@ -72,7 +72,15 @@ def run(tmp_path: Path, line: str) -> str:
     ("sessions x", "Usage: %claude sessions: unexpected 'x' (see %claude --help)"),
     ("sessions --x", "Usage: %claude sessions: unexpected '--x' (see %claude --help)"),
     ("log a b", "Usage: usage: %claude log [ID] [--session NAME]"),
-    ("plans a b", "Usage: usage: %claude plans [ID] [--session NAME]"),
+    ("plans a b", "Usage: usage: %claude plans [ID] [--against ID] [--all] [--status STATUS] "
+                  "[--text WORDS] [--session NAME]"),
+    ("plans --status", "Usage: usage: %claude plans [ID] [--against ID] [--all] "
+                       "[--status STATUS] [--text WORDS] [--session NAME]"),
+    ("plans --status done", "OptionError: no plan status 'done' (one of: proposed, sent-back, "
+                            "approved, handed-over, superseded, expired, cancelled)"),
+    ("plans --against abc", "OptionError: %claude plans: --against needs the ID of the plan "
+                            "to open first (usage: %claude plans [ID] [--against ID] [--all] "
+                            "[--status STATUS] [--text WORDS] [--session NAME])"),
     ("log -h", "OptionError: no session '-h' in the event logs (<D>); "
                "%claude sessions lists them"),
     ("cost --session a b", "OptionError: no session 'b' in the event logs (<D>); "

@@ -34,6 +34,9 @@ async def run(args: argparse.Namespace, body: str, config: Any = None, *,
               background: bool = False) -> None:
     """Run a cell's turn (``args``: the parsed ``%%claude`` line; ``config``: the
     ``ClaudeMagics``, or None outside IPython)."""
+    kept = None
+    if getattr(args, "from_plan", None):
+        body, kept = _from_plan(args, body, config)
     if not body.strip():
         raise UsageError("%%claude: the prompt is empty: write what Claude should do below the "
                          "%%claude line")
@@ -41,6 +44,8 @@ async def run(args: argparse.Namespace, body: str, config: Any = None, *,
 
     unattended.check_settings()  # a malformed rule fails the cell, in one line
     session = await _session(args, config)
+    if kept is not None:
+        _carrying_out(kept, session)
     unattended.attach(session)
     unattended.raise_failures(session)  # e.g. a background agent's, since the last cell
     if config is not None and session.options.show_thinking != config.show_thinking:
@@ -69,6 +74,28 @@ async def run(args: argparse.Namespace, body: str, config: Any = None, *,
     if whole:
         unattended.raise_failures(session)
     _raise_error(turn)
+
+
+def _from_plan(args: argparse.Namespace, body: str, config: Any) -> tuple[str, Any]:
+    """``--from-plan ID``: the kept plan as the prompt of a new conversation (ipython/plans.py)."""
+    from .plans import carry_out
+
+    try:
+        return carry_out(args, body, config)
+    except OptionError as e:
+        raise UsageError(f"%%claude: {one_line(str(e))}") from None
+
+
+def _carrying_out(kept: Any, session: Any) -> None:
+    """Say which kept plan the new conversation carries out, and keep that on the plan."""
+    from ..store.plans import carried_out
+
+    print(f"Carrying out kept plan {kept.id} ({kept.status}, from session {kept.session} "
+          f"{kept.session_id[:8]}) in a new conversation, {session.session_id[:8]}.")
+    try:
+        carried_out(kept.folder, kept.id, session.session_id)
+    except OSError as e:
+        log.error("cannot note on kept plan %s that it is carried out: %s", kept.id, e)
 
 
 def _raise_error(turn: Any) -> None:

@@ -27,7 +27,12 @@ HELP: dict[str, tuple[str, str]] = {
                "no longer be answered)"),
     "log": ("[ID]", "a session's events as a table (default: this kernel's session)"),
     "cost": ("[ID]", "cost and token totals, from the log (they survive restarts)"),
-    "plans": ("[ID]", "the approved plans (as approved: edited by you, if you edited them)"),
+    "plans": ("[ID] [--against ID] [--all] [--status S] [--text W]",
+              "the project's kept plans, across its sessions, newest first (the newest 20; "
+              "--all: every one; --status proposed|sent-back|approved|handed-over|superseded|"
+              "expired|cancelled; --text: containing these words); with a plan's ID: that plan, "
+              "read-only, with its Changes against another (--against ID); with a session's "
+              "ID: that session's approved plans. %%claude --from-plan ID carries one out"),
     "context": ("", "how full the context window is, by category (after the last turn), and "
                 "when the conversation was last compacted"),
     "compact": ("[INSTRUCTIONS]", "compact the conversation now (as /compact in a cell); the "
@@ -47,11 +52,13 @@ HELP: dict[str, tuple[str, str]] = {
 }
 
 _HEAD = "usage: %claude COMMAND [ARGS] [--session NAME]"
-_TAIL = """ID is a session id from %claude sessions (its first characters are enough).
+_TAIL = """ID is a session id from %claude sessions (its first characters are enough), or for
+plans a kept plan's id from %claude plans.
 
 Event logs: one JSONL file per session, <log dir>/<session id>.jsonl, appended as events
 happen (secrets redacted). The log dir is %config ClaudeMagics.log_dir, else the
-PLAN_WIDGETS_LOG_DIR environment variable, else <cwd>/.plan_widgets/sessions.
+PLAN_WIDGETS_LOG_DIR environment variable, else <cwd>/.plan_widgets/sessions. Kept plans:
+<log dir>/plans/<plan id>.md (the text as proposed, never rewritten) and <plan id>.json.
 %%claude --help lists the cell magic's options."""
 _INDENT = " " * 22  # where each command's words start, as argparse lays out its help
 
@@ -61,7 +68,8 @@ def usage() -> str:
     lines = [_HEAD, "", "commands:"]
     for name, (args, text) in HELP.items():
         head = f"  {name} {args}".rstrip()
-        wrapped = textwrap.wrap(text, 92, initial_indent=_INDENT, subsequent_indent=_INDENT)
+        wrapped = textwrap.wrap(text, 92, initial_indent=_INDENT, subsequent_indent=_INDENT,
+                                break_on_hyphens=False)
         if len(head) < len(_INDENT) - 1:
             wrapped[0] = head.ljust(len(_INDENT)) + wrapped[0].lstrip()
         else:

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..model.errors import OptionError
 from ..store import LogError
-from . import agents, badday, command_help, history, listing, live, policy, registry
+from . import agents, badday, command_help, history, listing, live, plans, policy, registry
 from .resume import resume_command
 from .usage import Help, Usage, one_line, raising, split, take
 
@@ -82,7 +82,7 @@ COMMANDS: dict[str, Command] = {c.name: c for c in [
             "%claude resume [ID] [--scripted FILE] [--session NAME]", reads_logs=True),
     Command("log", history.log, _session_id, f"%claude log {_ID}", reads_logs=True),
     Command("cost", history.cost, _session_id, f"%claude cost {_ID}", reads_logs=True),
-    Command("plans", history.plans, _session_id, f"%claude plans {_ID}", reads_logs=True),
+    Command("plans", plans.plans, plans.arguments, plans.USAGE, reads_logs=True),
     Command("context", live.context, live=True),
     Command("compact", badday.compact, badday.compact_arguments, live=True),
     Command("mcp", badday.mcp, live=True),

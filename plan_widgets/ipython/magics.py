@@ -169,6 +169,10 @@ class ClaudeMagics(Magics):
                               help="words added to the system prompt (a new session's option)")
     @magic_arguments.argument("--verbatim", action="store_true",
                               help="send a prompt that starts with / as text, not a command")
+    @magic_arguments.argument("--from-plan", default=None, metavar="ID",
+                              help="start a new conversation on a kept plan (see %%claude "
+                              "plans) as its approved plan: the cell's words, if any, follow "
+                              "it")
     @magic_arguments.argument("--resume", default=None, metavar="ID",
                               help="resume a session by its id (see %%claude sessions): the "
                               "CLI keeps its transcript, markers and plans come back from the "

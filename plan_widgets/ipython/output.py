@@ -38,11 +38,12 @@ def show_markdown(head: str, src: str) -> None:
         print(src)
 
 
-def show_widget(widget: Any, text: str) -> None:
-    """Display a widget, with ``text`` where widgets do not show (a saved notebook's text)."""
+def show_widget(widget: Any, text: str, **more: str) -> None:
+    """Display a widget, with ``text`` where widgets do not show (a saved notebook's text;
+    ``more``: other fallbacks, ``text_html=...``)."""
     from ..widgets.shared import widget_bundle
 
-    display(widget_bundle(widget, text_plain=text), raw=True)
+    display(widget_bundle(widget, text_plain=text, **more), raw=True)
 
 
 def show(obj: Any) -> None:

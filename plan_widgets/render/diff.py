@@ -119,13 +119,15 @@ def _rows(old: str, new: str, notes: Mapping[int, str] | None = None) -> Iterato
         yield "".join(notes.get(k, "") for k in range(i1 + 1, i2 + 1))
 
 
-def diff_html(old: str, new: str, notes: Mapping[int, str] | None = None) -> str:
+def diff_html(old: str, new: str, notes: Mapping[int, str] | None = None,
+              against: str = "the previous plan") -> str:
     """The changes from ``old`` to ``new`` as escaped HTML: removed lines marked ``-`` on red,
     added lines ``+`` on green, and inside a changed line the words struck out and inserted.
     Hand it to the page through ``html_block`` (``set_html``). ``notes``: safe HTML shown
-    after a line of ``old`` (by its 1-based number; a changed line's after its hunk)."""
+    after a line of ``old`` (by its 1-based number; a changed line's after its hunk);
+    ``against``: what ``old`` is, in the head's words."""
     stats = diff_stats(old, new)
-    head = (f"<div><small>Changes from the previous plan: {escape(str(stats))}</small></div>"
-            if stats.changed else "<div><small>No changes from the previous plan.</small></div>")
+    head = (f"<div><small>Changes from {escape(against)}: {escape(str(stats))}</small></div>"
+            if stats.changed else f"<div><small>No changes from {escape(against)}.</small></div>")
     body = "".join(_rows(old, new, notes))
     return (f'{head}<pre class="pw-diff" style="white-space:pre-wrap">{body}</pre>')

@@ -149,8 +149,10 @@ def keep(folder: Path, d: DecisionRecord, *, session_id: str, session: str,
     if d.edited and d.plan is not None:
         _write_once(folder / f"{d.id}.approved.md", d.plan)
     old = load(folder, d.id)
-    kept = KeptPlan(  # (a session that started fresh goes on under a new id: the plan's stays)
-        id=d.id, session_id=old.session_id if old is not None else session_id, session=session, status=status_of(d, handed_over),
+    # (a session that started fresh goes on under a new id: the plan keeps its session's)
+    kept = KeptPlan(
+        id=d.id, session_id=old.session_id if old is not None else session_id,
+        session=session, status=status_of(d, handed_over),
         proposed=d.ts_asked, decided=d.ts_decided, turn=d.turn, cwd=cwd, revises=d.revises,
         mode_after=d.mode_after, feedback=d.feedback, edited=d.edited, plan_file=d.plan_file,
         carried_out_in=old.carried_out_in if old is not None else (), folder=folder)
