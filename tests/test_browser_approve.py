@@ -8,7 +8,8 @@ over a kernel subshell), by mouse, with no cell run between a click and what it 
   point 1), and once the plan's turn ends the session is back in Accept edits, the bar and
   the turn saying so;
 - Approve, start fresh into Manual: the cell keeps showing the planning turn and the new
-  conversation's card (the whole output hid: point 2).
+  conversation's card (the whole output hid: point 2); then the plan, kept (issue 43, point
+  4), is listed by ``%claude plans`` and opened read-only by mouse.
 
 One server per UI for the module (``served``); each test opens its own notebook. Screenshots:
 ``test-artifacts/screenshots/<ui>-approve-<what>.png``.
@@ -225,6 +226,7 @@ def test_approve_start_fresh_into_manual_keeps_the_cell_shown(served: Served) ->
     cells = [work("fresh"),
              ("code", "%%claude --scripted browser_approve.yaml --plan --cwd $work\n"
                       "Plan a greeting"),
+             ("code", "%claude plans"),
              CLOSING]
     folder = served.root / "fresh"
     with notebook(served, "fresh", cells) as (page, nb, errors):
@@ -247,8 +249,20 @@ def test_approve_start_fresh_into_manual_keeps_the_cell_shown(served: Served) ->
         expect(cell.locator(".pw-turn.pw-static", has_text="Plan a greeting").first
                ).to_be_visible()
         shot(served, cell, "fresh-done")
+        # the plan is kept: listed, and opened read-only by mouse (issue 43, point 4)
         run_cell(page, nb, 2)
-        expect(nb.nth(2).locator(".jp-OutputArea-output")).to_contain_text("closed")
+        listing = nb.nth(2).locator(".pw-plan-list")
+        expect(listing).to_contain_text("1 kept plan(s)")
+        expect(listing).to_contain_text("handed over")
+        button(listing, "Open").click()
+        card = nb.nth(2).locator(".pw-kept-plan")
+        expect(card).to_contain_text(re.compile(r"Kept plan [0-9a-f]{12}: handed over"))
+        expect(card).to_contain_text("%%claude --from-plan")
+        expect(card.locator("select")).to_be_visible()
+        assert button(card, "Approve").count() == 0  # read-only
+        shot(served, nb.nth(2), "kept-plan")
+        run_cell(page, nb, 3)
+        expect(nb.nth(3).locator(".jp-OutputArea-output")).to_contain_text("closed")
         assert_no_errors(page)
         assert not gone(errors)
 

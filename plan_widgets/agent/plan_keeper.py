@@ -4,8 +4,9 @@ superseded, handed over or expired (a click, a rule, a timeout, a resume) is kep
 
 It writes only what changed: the state's decisions are a new mapping only when a decision
 changed (the fold copies on write), so most state changes (a mode, a turn, a token count) cost
-one identity check. A shelf that cannot be written (a full disk, no permission) is logged once
-and never stops the session: the event log still holds every plan.
+one identity check (a handoff, which changes no decision, one comparison more). A shelf that
+cannot be written (a full disk, no permission) is logged once and never stops the session:
+the event log still holds every plan.
 """
 
 from __future__ import annotations
@@ -29,13 +30,14 @@ class PlanKeeper:
     def __init__(self, folder: Callable[[], Path | None]) -> None:
         self.folder = folder
         self.decisions: Mapping[str, DecisionRecord] | None = None
+        self.went_on_in: str | None = None
         self.kept: dict[str, tuple[DecisionRecord, bool]] = {}
         """What was last kept of each plan: its record, and whether it was handed over."""
         self.failed = False
 
     def __call__(self, session: Any) -> None:
         st = session.state
-        if st.decisions is self.decisions:
+        if st.decisions is self.decisions and st.went_on_in == self.went_on_in:
             return
         where = self.folder()
         if where is None:
@@ -49,7 +51,7 @@ class PlanKeeper:
 
     def _keep(self, session: Any, folder: Path) -> None:
         st = session.state
-        self.decisions = st.decisions
+        self.decisions, self.went_on_in = st.decisions, st.went_on_in
         handed = self._handed_over(st)
         for d in st.decisions.values():
             if d.kind != "plan":

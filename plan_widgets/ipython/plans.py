@@ -15,7 +15,7 @@ from typing import Any
 from ..model.errors import OptionError
 from ..render.plans import HEAD, card_text, row
 from ..store.plans import KeptPlan, find_plan, kept_plans, plans_dir, status_word
-from . import history
+from . import history, registry
 from .output import in_kernel, show_table, show_widget
 
 SHOWN = 20
@@ -37,9 +37,21 @@ def shelf(config: Any) -> Path:
     return plans_dir(history.log_dir(config))
 
 
+def every_plan(config: Any) -> list[KeptPlan]:
+    """The kept plans of this kernel's project, and of the folders its live sessions log in
+    (a session started with ``--cwd`` elsewhere logs there), newest first."""
+    folders = [shelf(config)]
+    for s in registry.sessions().values():
+        log = getattr(s.lifecycle, "log", None)
+        if log is not None and plans_dir(log.path.parent) not in folders:
+            folders.append(plans_dir(log.path.parent))
+    found = {k.id: k for folder in reversed(folders) for k in kept_plans(folder)}
+    return sorted(found.values(), key=lambda k: (k.proposed or 0.0, k.id), reverse=True)
+
+
 def kept_plan(config: Any, plan_id: str) -> KeptPlan:
     """The kept plan ``plan_id`` names (its id or the start of it), or :class:`OptionError`."""
-    found = find_plan(kept_plans(shelf(config)), plan_id)
+    found = find_plan(every_plan(config), plan_id)
     if found is None:
         raise OptionError(f"no kept plan {plan_id!r} in {shelf(config)} "
                           "(%claude plans lists them)")
@@ -48,7 +60,7 @@ def kept_plan(config: Any, plan_id: str) -> KeptPlan:
 
 def plans(args: argparse.Namespace) -> None:
     """``%claude plans [ID] [--against ID] [--all] [--status S] [--text W]``."""
-    every = kept_plans(shelf(args.config))
+    every = every_plan(args.config)
     if args.id is not None:
         found = find_plan(every, args.id)
         if found is None and args.against is None:

@@ -1,0 +1,113 @@
+"""The project's plans, kept (issue 43, point 4), in fast tests of the store and the keeper:
+a plan's text is written once and never rewritten, its record follows the session's state
+(sent back, revised, approved, handed over, superseded, expired), and ids resolve by their
+start. The real CLI's side is tests/test_e2e_kept_plans.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from plan_widgets import model as ev
+from plan_widgets.agent.plan_keeper import PlanKeeper
+from plan_widgets.model.errors import OptionError
+from plan_widgets.store.plans import find_plan, kept_plans, load, plans_dir, status_word
+
+
+class Session(SimpleNamespace):
+    """What the keeper reads of a session: its id, name and folded state."""
+
+    def emit(self, *events: ev.Event) -> None:
+        for e in events:
+            self.state = ev.apply(self.state, e)
+            self.keeper(self)
+
+
+def session(tmp_path: Path, sid: str = "s-1", name: str = "default") -> Session:
+    s = Session(session_id=sid, name=name, state=ev.fold([]), keeper=PlanKeeper(lambda: tmp_path))
+    s.emit(ev.SessionStarted(session_id=sid, name=name, cwd=str(tmp_path), resting_mode="default"))
+    return s
+
+
+def records(tmp_path: Path) -> dict[str, dict[str, object]]:
+    return {p.stem: json.loads(p.read_text()) for p in plans_dir(tmp_path).glob("*.json")}
+
+
+def test_a_revision_never_overwrites_the_plan_it_revises(tmp_path: Path) -> None:
+    s = session(tmp_path)
+    s.emit(ev.PlanProposed(decision_id="aaa111", plan="# v1\n", ts=10.0),
+           ev.PlanDecided(decision_id="aaa111", outcome="rejected", feedback="add a test",
+                          by="user"),
+           ev.PlanProposed(decision_id="bbb222", plan="# v2\n", ts=20.0),
+           ev.PlanDecided(decision_id="bbb222", outcome="approved", mode_after="acceptEdits",
+                          by="user", approved_plan="# v2, edited\n", edited=True))
+    folder = plans_dir(tmp_path)
+    assert (folder / "aaa111.md").read_text() == "# v1\n"
+    assert (folder / "bbb222.md").read_text() == "# v2\n"  # as proposed
+    assert (folder / "bbb222.approved.md").read_text() == "# v2, edited\n"
+    r = records(tmp_path)
+    assert r["aaa111"]["status"] == "sent back" and r["aaa111"]["feedback"] == "add a test"
+    assert r["bbb222"]["status"] == "approved" and r["bbb222"]["revises"] == "aaa111"
+    assert r["bbb222"]["mode_after"] == "acceptEdits" and r["bbb222"]["edited"] is True
+    kept = kept_plans(folder)
+    assert [k.id for k in kept] == ["bbb222", "aaa111"]  # newest first
+    assert kept[0].text == "# v2, edited\n" and kept[0].proposed_text == "# v2\n"
+    # a later write of the same id never replaces its text
+    (folder / "aaa111.md").chmod(0o400)
+    s.emit(ev.PlanProposed(decision_id="aaa111", plan="# something else\n"))
+    assert (folder / "aaa111.md").read_text() == "# v1\n"
+
+
+def test_an_undecided_plan_is_superseded_and_a_pending_one_expires(tmp_path: Path) -> None:
+    s = session(tmp_path)
+    s.emit(ev.PlanProposed(decision_id="p1", plan="one", ts=1.0))
+    assert records(tmp_path)["p1"]["status"] == "proposed"
+    s.emit(ev.PlanProposed(decision_id="p2", plan="two", ts=2.0))
+    assert records(tmp_path)["p1"]["status"] == "superseded"
+    s.emit(ev.PlanDecided(decision_id="p2", outcome="expired", by="restart"))
+    assert records(tmp_path)["p2"]["status"] == "expired"
+
+
+def test_a_plan_approved_to_start_fresh_is_handed_over(tmp_path: Path) -> None:
+    s = session(tmp_path, "old-id")
+    s.emit(ev.PlanProposed(decision_id="p1", plan="# go\n"),
+           ev.PlanDecided(decision_id="p1", outcome="approved", mode_after="default", by="user"))
+    s.session_id = "new-id"  # the live session goes on under the new conversation's id
+    s.emit(ev.PlanHandoff(decision_id="p1", old_id="old-id", new_id="new-id", plan="# go\n",
+                          mode="default"))
+    r = records(tmp_path)["p1"]
+    assert r["status"] == "handed over" and r["carried_out_in"] == ["new-id"]
+    assert r["session_id"] == "old-id"  # the conversation that proposed it
+
+
+def test_a_shelf_that_cannot_be_written_never_stops_the_session(tmp_path: Path,
+                                                                 caplog: pytest.LogCaptureFixture
+                                                                 ) -> None:
+    (tmp_path / "plans").write_text("not a folder")
+    s = session(tmp_path)
+    s.emit(ev.PlanProposed(decision_id="p1", plan="x"), ev.PlanProposed(decision_id="p2",
+                                                                         plan="y"))
+    assert s.state.decisions["p2"].plan == "y"
+    assert [r.message for r in caplog.records].count(
+        f"cannot keep the session's plans in {tmp_path / 'plans'}: "
+        f"[Errno 17] File exists: '{tmp_path / 'plans'}'") == 1  # said once
+
+
+def test_ids_resolve_by_their_start_and_statuses_by_their_words(tmp_path: Path) -> None:
+    s = session(tmp_path)
+    s.emit(ev.PlanProposed(decision_id="abc123", plan="a"),
+           ev.PlanProposed(decision_id="abd456", plan="b"))
+    every = kept_plans(plans_dir(tmp_path))
+    assert find_plan(every, "abc").id == "abc123"  # type: ignore[union-attr]
+    assert find_plan(every, "abd456").id == "abd456"  # type: ignore[union-attr]
+    assert find_plan(every, "zz") is None
+    with pytest.raises(OptionError, match=r"'ab' matches 2 kept plans: .* \(give more"):
+        find_plan(every, "ab")
+    assert status_word("Sent-Back") == "sent back" and status_word("handed over") == \
+        "handed over"
+    with pytest.raises(OptionError, match="no plan status 'done' .one of: proposed, sent-back"):
+        status_word("done")
+    assert load(plans_dir(tmp_path), "nosuch") is None
