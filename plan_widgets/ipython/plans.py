@@ -80,9 +80,11 @@ def plans(args: argparse.Namespace) -> None:
         print(f"no kept plans{_filters(args)} in {shelf(args.config)}")
         return
     cut = shown if args.all else shown[:SHOWN]
-    caption = (f"{len(shown)} kept plan(s){_filters(args)} in {shelf(args.config)}, newest "
-               "first" + (f" (the newest {len(cut)} shown; --all lists every one)"
-                          if len(cut) < len(shown) else ""))
+    folders = sorted({str(k.folder) for k in shown})
+    where = folders[0] if len(folders) == 1 else f"{len(folders)} folders"
+    caption = (f"{len(shown)} kept plan(s){_filters(args)} in {where}, newest first"
+               + (f" (the newest {len(cut)} shown; --all lists every one)"
+                  if len(cut) < len(shown) else ""))
     _list(cut, every, caption)
 
 
