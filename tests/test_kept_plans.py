@@ -111,3 +111,35 @@ def test_ids_resolve_by_their_start_and_statuses_by_their_words(tmp_path: Path) 
     with pytest.raises(OptionError, match="no plan status 'done' .one of: proposed, sent-back"):
         status_word("done")
     assert load(plans_dir(tmp_path), "nosuch") is None
+
+
+def test_the_plans_command_in_a_terminal_lists_filters_and_opens_with_changes(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from plan_widgets.ipython import commands, registry
+
+    monkeypatch.setattr(registry, "_sessions", {})
+    s = session(tmp_path, "sess-one")
+    s.emit(ev.PlanProposed(decision_id="aaa111", plan="# Plan v1\n\n1. Create `a.py`.\n",
+                           ts=10.0),
+           ev.PlanDecided(decision_id="aaa111", outcome="rejected", feedback="more", by="user"),
+           ev.PlanProposed(decision_id="bbb222", plan="# Plan v2\n\n1. Create `b.py`.\n",
+                           ts=20.0))
+    config = SimpleNamespace(log_dir=str(tmp_path))
+
+    def said(line: str) -> str:
+        commands.run(config, line)
+        return capsys.readouterr().out
+
+    listing = said("plans")
+    assert "2 kept plan(s) in " + str(plans_dir(tmp_path)) in listing
+    assert listing.index("bbb222  proposed") < listing.index("aaa111  sent back")
+    assert "aaa111" not in said("plans --status proposed")
+    assert "no kept plans (containing 'nothing like it')" in said("plans --text 'nothing like it'")
+    card = said("plans bbb --against aaa1")
+    assert card.startswith("**Kept plan bbb222: proposed**")
+    assert "Changes from plan aaa111 (sent back):" in card
+    assert "-1. Create `a.py`.\n+1. Create `b.py`." in card
+    assert "To carry it out: `%%claude --from-plan bbb222`" in card
+    with pytest.raises(OptionError, match="no kept plan 'zzz'"):
+        said("plans bbb --against zzz")

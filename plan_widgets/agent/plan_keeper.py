@@ -7,6 +7,11 @@ changed (the fold copies on write), so most state changes (a mode, a turn, a tok
 one identity check (a handoff, which changes no decision, one comparison more). A shelf that
 cannot be written (a full disk, no permission) is logged once and never stops the session:
 the event log still holds every plan.
+
+MEASURED (this machine under a load of 17, a 40-line plan, 200 plans in the session): keeping
+a new plan (its text, its record, the record of the plan it supersedes) took 3.9 ms median on
+the kernel's loop (p95 19 ms), as often as the agent proposes a plan; any other state change
+0.3 µs. The writes stay on the loop, in the order the state changed, as the event log's do.
 """
 
 from __future__ import annotations
