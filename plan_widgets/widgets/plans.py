@@ -14,6 +14,7 @@ from typing import Any
 
 import ipywidgets as w
 
+from ..render.look import RULE
 from ..render.markdown import escape
 from ..render.plans import card_html, changes_html, label, row
 from ..render.table import table_html
@@ -43,7 +44,7 @@ class PlanCard:
         on_change(self.against, lambda _c: self._show_changes())
         self.changes = html_output("")
         self.box = w.VBox([self.head, self.against, self.changes],
-                          layout=w.Layout(border="1px solid var(--jp-border-color1, #bbb)",
+                          layout=w.Layout(border=f"1px solid {RULE}",
                                           padding="0.5em 0.8em", margin="0.6em 0 0 0"))
         self.box.add_class("pw-kept-plan")
 
