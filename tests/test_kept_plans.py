@@ -143,3 +143,28 @@ def test_the_plans_command_in_a_terminal_lists_filters_and_opens_with_changes(
     assert "To carry it out: `%%claude --from-plan bbb222`" in card
     with pytest.raises(OptionError, match="no kept plan 'zzz'"):
         said("plans bbb --against zzz")
+
+
+def test_from_plan_is_the_plan_in_the_clis_words_and_refuses_what_cannot_go_with_it(
+        tmp_path: Path) -> None:
+    from plan_widgets.ipython.plans import carry_out
+
+    s = session(tmp_path)
+    s.emit(ev.PlanProposed(decision_id="abc123", plan="# Plan\n\n1. Go.\n"))
+    config = SimpleNamespace(log_dir=str(tmp_path))
+
+    def args(**given: object) -> SimpleNamespace:
+        return SimpleNamespace(**{"plan": False, "resume": None, "new": False,
+                                  "from_plan": "abc", **given})
+
+    a = args()
+    prompt, kept = carry_out(a, "  Then say so.\n", config)  # type: ignore[arg-type]
+    assert prompt == "Implement the following plan:\n\n# Plan\n\n1. Go.\n\nThen say so."
+    assert kept.id == "abc123" and a.new is True  # a new conversation
+    assert carry_out(args(), "", config)[0].endswith("1. Go.")  # type: ignore[arg-type]
+    with pytest.raises(OptionError, match="drop --plan"):
+        carry_out(args(plan=True), "", config)  # type: ignore[arg-type]
+    with pytest.raises(OptionError, match="cannot also --resume"):
+        carry_out(args(resume="x"), "", config)  # type: ignore[arg-type]
+    with pytest.raises(OptionError, match="no kept plan 'zz'"):
+        carry_out(args(from_plan="zz"), "", config)  # type: ignore[arg-type]
