@@ -82,17 +82,25 @@ def test_plans_are_kept_across_sessions_and_a_restart_and_one_is_carried_out(
         only = shown(k.execute("%claude plans --text test_hello"))
         assert v2 in only and v1 not in only and "farewell" not in only
 
-        # one opened read-only, with its Changes against another chosen on the card
+        # one opened read-only: a revision opens on its Changes against the plan it revises;
+        # another plan is chosen on the card, as a frontend sends the choice
         buttons = len(k.find_widgets("ButtonModel"))
         k.execute(f"%claude plans {v2[:6]}")
         assert k.wait_until(lambda: any(f"Kept plan {v2}: approved" in m
                                         for m in k.markdown_outputs()), 30)
+
+        def changes_from(plan: str, status: str, stats: str, line: str) -> bool:
+            return any(f"Changes from plan {plan} ({status}): {stats}" in m and line in m
+                       for m in k.markdown_outputs())
+
+        assert k.wait_until(lambda: changes_from(v1, "sent back", "+2",
+                                                 "+ 2. Create `test_hello.py`."), 30)
         choice = k.wait_widget("DropdownModel", description="Changes against")
         labels = k.widgets[choice]["_options_labels"]
-        k.select(choice, next(i for i, t in enumerate(labels) if t.startswith(v1)))
-        assert k.wait_until(lambda: any(
-            f"Changes from plan {v1} (sent back): +2" in m and "+ 2. Create `test_hello.py`."
-            in m for m in k.markdown_outputs()), 30)
+        assert labels[1].startswith(v1)  # the plan it revises comes first
+        k.select(choice, next(i for i, t in enumerate(labels) if "farewell" in t))
+        assert k.wait_until(lambda: changes_from(plans["# Plan: farewell"]["id"], "proposed",
+                                                 "+3 −2", "`bye.py`.</del>"), 30)
         assert len(k.find_widgets("ButtonModel")) == buttons  # read-only: not one button
 
         # a mistake fails the cell in one line

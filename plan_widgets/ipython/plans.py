@@ -117,6 +117,10 @@ def _list(shown: list[KeptPlan], every: list[KeptPlan], caption: str) -> None:
 
 
 def _open(plan: KeptPlan, other: KeptPlan | None, every: list[KeptPlan]) -> None:
+    """The card of ``plan``, with its Changes against ``other`` (default: the plan it
+    revises)."""
+    if other is None and plan.revises:
+        other = next((k for k in every if k.id == plan.revises), None)
     if not in_kernel():
         print(card_text(plan, other))
         return

@@ -32,7 +32,8 @@ def _row_html(k: Any) -> str:
 
 class PlanCard:
     """One kept plan, read-only: its head (:func:`~plan_widgets.render.plans.card_html`) and a
-    **Changes against** choice of every other kept plan (its revisions first)."""
+    **Changes against** choice of every other kept plan (the plan it revises and its revisions
+    first)."""
 
     def __init__(self, every: Sequence[Any]) -> None:
         self.every = {k.id: k for k in every}
@@ -49,6 +50,9 @@ class PlanCard:
         self.box.add_class("pw-kept-plan")
 
     def open(self, plan: Any, against: Any = None) -> None:
+        """Show ``plan``, with its Changes against ``against`` (default: the plan it revises,
+        as a revised plan's live card opens on its Changes)."""
+        against = against if against is not None else self.every.get(plan.revises or "")
         self.plan = plan
         set_html(self.head, card_html(plan))
         near = [k for k in self.every.values() if k.id in (plan.revises, *(
