@@ -162,7 +162,8 @@ async def flow(variant: str, cwd: str) -> dict[str, float]:
     assert os.path.exists(os.path.join(cwd, "hello.py")), variant
     return {"to_callback": got["callback"] - t0, "connected": t_connect - t0,
             "cli_init": t_connect - t_model,
-            "mode_to_callback": got["callback"] - t_mode}
+            "mode_to_callback": got["callback"] - t_mode,
+            "approved_to_end": got["end"] - got["callback"]}
 
 
 VARIANTS = ["bare", "hook", "tasks", "checkpoint", "prompt", "tmpdir", "reqlog", "mcp", "replay",
@@ -188,7 +189,7 @@ async def run(reps: int, variants: list[str]) -> dict[str, dict[str, float]]:
     out = {v: {k: round(median(xs) * 1000, 1) for k, xs in s.items()}
            for v, s in samples.items()}
     for v, s in samples.items():  # paired: against the bare run of the same repetition
-        for k in ("to_callback", "connected", "cli_init"):
+        for k in ("to_callback", "connected", "cli_init", "approved_to_end"):
             out[v][f"{k}_vs_bare"] = round(median(
                 x - b for x, b in zip(s[k], samples["bare"][k], strict=True)) * 1000, 1)
     return out

@@ -304,6 +304,43 @@ def test_the_context_is_measured_after_each_turn(tmp_path: Path) -> None:
     run(main())
 
 
+def test_the_meter_is_read_while_a_plan_waits_but_not_ahead_of_a_quick_approval(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI answers one request at a time: a meter read sent as the card opens held a
+    quick Approve's work up behind it (docs/benchmarks.md, figure 1). So it is read once the
+    plan has waited ``METER_DELAY``, and not at all for a plan decided before that."""
+    monkeypatch.setattr("plan_widgets.agent.gate_host.METER_DELAY", 0.3)
+
+    async def main() -> None:
+        s = make(tmp_path, plan_then_write, mode="acceptEdits")
+        await until(lambda: bool(FakeClient.instances) and s.connected)
+        c = FakeClient.instances[-1]
+        reads: list[bool] = []  # each meter read: whether a plan was waiting then
+        measure = c.get_context_usage
+
+        async def counted() -> dict[str, Any]:
+            reads.append(any(not d.done for d in s.decisions))
+            return await measure()
+
+        c.get_context_usage = counted  # type: ignore[method-assign]
+        turn = s.ask("plan it", plan=True)
+        d = await s.wait_for_decision(5)
+        assert d.approve("acceptEdits", by="user")  # at once: no read goes ahead of it
+        await turn
+        await until(lambda: len(reads) == 1)  # the turn's end reads it, with no plan open
+        await asyncio.sleep(0.5)  # past the delay: the decided plan's read never comes
+        assert reads == [False]
+        turn = s.ask("plan it again", plan=True)
+        d = await s.wait_for_decision(5)
+        await until(lambda: len(reads) == 2, timeout=5)  # read while the plan waits
+        assert reads == [False, True] and not d.done
+        assert d.approve("acceptEdits", by="user")
+        await turn
+        await s.close()
+
+    run(main())
+
+
 def test_a_failing_or_hanging_meter_never_fails_a_turn(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("plan_widgets.agent.runner.CONTEXT_TIMEOUT", 0.1)

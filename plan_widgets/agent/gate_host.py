@@ -8,6 +8,7 @@ approved plan leaves plan mode through mode tracking.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
@@ -24,6 +25,15 @@ from .runner import Runner
 from .seam import HostTools
 
 log = logging.getLogger("plan_widgets")
+METER_DELAY = 1.0
+"""Seconds a plan card waits before the context meter is read (if it still waits).
+
+Why not at once: the CLI answers one request at a time, so a ``get_context_usage`` sent as
+the card opens was still being answered when a quick Approve came, and the approved work
+started only after it (measured in the benchmark kernel, benchmarks/_approvetrace.py: the
+CLI's first step after the answer came right after the meter's answer; the Approve path
+took ~60 ms more than before the meter was read there, docs/benchmarks.md figure 1). A
+person reads a plan for longer than this, and the bar still shows the meter while it waits."""
 
 
 class GateHostPort(SessionPort, Protocol):
@@ -80,7 +90,7 @@ class SessionGateHost:
             d.last_only = bool(last and last.back_to)
             d.on_comment = lambda c, added: s.emit(ev.PlanCommented(
                 decision_id=d.id, removed=not added, **c.as_dict()))
-            self.runner.measure_soon(s.state.turns)  # the meter while the plan waits
+            self._meter_while_open(d)  # the meter while the plan waits
         rec = self.runner.agents.record(d.agent_id)
         d.agent = rec.description if rec is not None else d.agent_id
         view, own = self.runner.decision_view(d)
@@ -96,6 +106,18 @@ class SessionGateHost:
                 log.exception("could not show that the card failed")
         s.notify()
         self.referee.review(d)  # a decider, or an unattended rule, may decide it now
+
+    def _meter_while_open(self, d: PlanDecision) -> None:
+        """Read the context meter once ``d`` has waited :data:`METER_DELAY` (not if decided)."""
+        number = self.s.state.turns
+
+        def read() -> None:
+            if not d.done:
+                self.runner.measure_soon(number)
+        try:
+            asyncio.get_running_loop().call_later(METER_DELAY, read)
+        except RuntimeError:  # no loop (a decision made by hand): at once, as before
+            read()
 
     def _decided(self, d: Decision) -> None:
         self.s.emit(d.decided_event())
