@@ -98,9 +98,6 @@ def install() -> None:
         ft.mark(f"iopub {msg_type} {name}".rstrip())
         return publish(self, msg_type, data, *a, **k)
 
-    def _unused(self: Any, msg_type: str, *a: Any, **k: Any) -> Any:
-        return publish(self, msg_type, *a, **k)
-
     Comm.publish_msg = published  # type: ignore[method-assign]
     measure = runner.Runner.measure_soon
 
@@ -197,7 +194,7 @@ def _kind(m: dict[str, Any]) -> str:
         return "open " + str(((c.get("data") or {}).get("state") or {}).get("_model_name"))
     if t == "comm_msg":
         d = c.get("data") or {}
-        return f"msg {d.get('method')} " + ",".join(sorted((d.get("state") or {})))
+        return f"msg {d.get('method')} " + ",".join(sorted(d.get("state") or {}))
     return t
 
 

@@ -215,6 +215,7 @@ def widget_flow(b: Bench, k: BenchKernel, name: str) -> dict[str, Any]:
     probe = json.loads(k.execute("print(_P.take())")["text"])
     arrival = [t for t, tool in probe["arrivals"] if tool == "ExitPlanMode"]
     written = [t for t, beh in probe["responses"] if t >= t_click and beh == "allow"]
+    result = [t for t in probe["results"] if t >= written[0]]
     # phases from the session's own event log (epoch seconds -> this clock)
     evs = json.loads(k.execute(
         "import json as _j\nprint(_j.dumps([(e.ts, e.type, getattr(e, 'mode', None), "
@@ -240,6 +241,10 @@ def widget_flow(b: Bench, k: BenchKernel, name: str) -> dict[str, Any]:
         # the same, to the moment the kernel made the message (its header's date)
         "callback_to_card_sent": card["header"]["date"].timestamp() - off - arrival[0],
         "click_to_response": written[0] - t_click,
+        # the Approve path's phases: the CLI's work, the turn's end in the kernel, iopub
+        "answer_to_result": result[0] - written[0],
+        "result_to_footer_sent": end["header"]["date"].timestamp() - off - result[0],
+        "footer_sent_to_iopub": end["_t"] - (end["header"]["date"].timestamp() - off),
         "model_started": started - t0,
         "connected": connected - t0,
         "callback": arrival[0] - t0,
@@ -296,28 +301,35 @@ def fig_flow(b: Bench) -> list[Row]:
               f"{ms(w['callback'])} vs {ms(s['to_callback'])}, card on iopub {ms(w['to_card'])}; "
               f"the bare script's own flow run inside the kernel: callback at "
               f"{ms(ks['to_callback'])}")
+    approve = (f"phases, widgets (ms, medians): click sent -> permission answer written to "
+               f"the CLI {ms(w['click_to_response'])} (the click's way into the kernel and "
+               f"the decision's record), -> the CLI's `result` read "
+               f"{ms(w['answer_to_result'])} (the CLI's work), -> footer made (header date) "
+               f"{ms(w['result_to_footer_sent'])} (the turn's end: its log line, the footer), "
+               f"-> footer on iopub {ms(w['footer_sent_to_iopub'])}; the bare script's flow "
+               f"run inside the kernel: {ms(ks['click_to_end'])}")
     rows = []
-    for metric, wk, sk, goal in (
+    for metric, wk, sk, goal in (  # issue 46 (1.10 and 1.25 before it)
         ("plan flow: start of the `%%claude --plan` cell -> plan card `comm_open` on iopub",
-         "to_card", "to_callback", 1.10),  # issue 22 (1.15 before it)
+         "to_card", "to_callback", 1.0),
         ("plan flow: Approve click sent -> turn's end on iopub", "click_to_end", "click_to_end",
-         1.25),
+         1.0),
     ):
         r = Row("1", metric, "s", median(w[wk]), median(s[sk]),
                 "bare `ClaudeSDKClient`, approving in code" if sk == "to_callback" else
                 "bare: approval returned -> `ResultMessage`",
                 f"ratio <= {goal}", samples=w[wk], anchor_samples=s[sk],
-                note=phases if wk == "to_card" else "")
+                note=phases if wk == "to_card" else approve)
         r.met = r.ratio is not None and r.ratio <= goal
         rows.append(r)
     sent = median(w["callback_to_card_sent"]) * 1000
     parsed = median(w["callback_to_card"]) * 1000
-    for metric, key, note, limit in (  # the card: issue 35's goal, under 10 ms again
+    for metric, key, note, limit in (  # the card: issue 46's goal (issue 35's was 10 ms)
         ("card latency: `can_use_tool` request read -> plan card `comm_open` on iopub (raw "
          "socket)", "callback_to_card_raw",
          f"until the kernel made the message (header date): {sent:.1f} ms; until the driver's "
          f"jupyter_client had parsed it and the ~{median(w['opens_before_card']):.0f} widget "
-         f"comm_opens just before it: {parsed:.1f} ms", 10),
+         f"comm_opens just before it: {parsed:.1f} ms", 8),
         ("card latency: click `comm_msg` sent -> permission answer written to the CLI",
          "click_to_response", "", 20),
     ):
@@ -597,8 +609,8 @@ def fig_stream(b: Bench) -> list[Row]:
             samples=[x / 1e3 for x in nbytes]),
         Row("4", "streaming: kernel CPU per delta (turn minus a one-line turn)", "us",
             median(cpu_k) * 1e6, median(cpu_b) * 1e6,
-            "bare SDK process CPU per delta, same stream", "ratio <= 1.10",
-            met=median(cpu_k) <= 1.10 * median(cpu_b), samples=[x * 1e6 for x in cpu_k],
+            "bare SDK process CPU per delta, same stream", "ratio <= 1.05",
+            met=median(cpu_k) <= 1.05 * median(cpu_b), samples=[x * 1e6 for x in cpu_k],
             anchor_samples=[x * 1e6 for x in cpu_b],
             note=f"the same turn in the same kernel with no view (SDK + session only, "
                  f"`Session.ask` from code): {median(cpu_nv) * 1e6:.0f} µs per delta "
