@@ -1,6 +1,7 @@
 """How full the context window is: the CLI's ``get_context_usage`` (its ``/context``), read
-after each turn and when a plan card opens (docs/cli.md#context: it costs no model request and
-answers in about 20 ms, also while the CLI waits for the card's answer).
+after each turn and while a plan card waits (docs/cli.md#context: it costs no model request and
+answers in about 20 ms, also while the CLI waits for the card's answer; the first read then is
+heavier, so it waits a second: agent/gate_host.py).
 """
 
 from __future__ import annotations

@@ -28,12 +28,12 @@ log = logging.getLogger("plan_widgets")
 METER_DELAY = 1.0
 """Seconds a plan card waits before the context meter is read (if it still waits).
 
-Why not at once: the CLI answers one request at a time, so a ``get_context_usage`` sent as
-the card opens was still being answered when a quick Approve came, and the approved work
-started only after it (measured in the benchmark kernel, benchmarks/_approvetrace.py: the
-CLI's first step after the answer came right after the meter's answer; the Approve path
-took ~60 ms more than before the meter was read there, docs/benchmarks.md figure 1). A
-person reads a plan for longer than this, and the bar still shows the meter while it waits."""
+Why not at once: the first ``get_context_usage`` while an ``ExitPlanMode`` request waits is
+the CLI's heaviest (bare SDK, CLI 2.1.337, 2 cores at load 9: 1.1 s to answer and 135 ms of
+the CLI's CPU, the next one 20 ms and 10 ms), and a quick Approve's work went on beside it:
+the Approve path took ~60 ms more once the meter was read as the card opened (issue 46,
+docs/benchmarks.md figure 1). A person reads a plan for longer than this; a click in the
+second after the read begins still shares the CLI with it."""
 
 
 class GateHostPort(SessionPort, Protocol):
