@@ -2,8 +2,9 @@
 
 ``python -m benchmarks._approvetrace [REPS]`` starts a benchmark kernel, stamps the steps of
 the Approve path there (:func:`install`, in that kernel only, never by the product), and runs,
-interleaved, the widget plan flow (the click sent as a frontend sends it) and the bare
-script's flow inside the same kernel. It prints the medians of each phase, the kernel's CPU
+interleaved, the widget plan flow (the click sent as a frontend sends it), the same with no
+context meter read at the card (an experiment: ``NO_METER``) and the bare script's flow inside
+the same kernel. It prints the medians of each phase, the kernel's CPU
 time in them, the iopub messages the kernel sent between the click and the turn's footer,
 and one flow's whole timeline.
 """

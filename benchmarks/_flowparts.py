@@ -7,8 +7,9 @@ once as it is and once with each thing the session gives the CLI and the bare sc
 repetition, one process (the SDK imported once). Per variant it prints the medians of the
 time to the callback, to ``connect()``'s return, of ``connect()`` itself (``cli_init``: the CLI's
 start, without the scripted model's), and of the part after plan mode is in force,
-and the medians of the differences to the bare run of the same repetition (``*_vs_bare``:
-steadier on a busy machine).
+the time from the approval to the turn's result (``approved_to_end``, issue 46), and the
+medians of the differences to the bare run of the same repetition (``*_vs_bare``: steadier
+on a busy machine).
 ``session`` is exactly what a session gives the SDK (``plan_widgets.agent.sdk._options``, the
 kernel tools' MCP server included) and its own process group; ``all`` is the parts one by one
 together (the reqlog and process group aside).
