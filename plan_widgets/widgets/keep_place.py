@@ -12,7 +12,10 @@ one shared invisible model in every card): it keeps a card's mousedown and a but
 from reaching the notebook (the cell the person selected stays selected), and after a button's
 click it gives the focus back to the notebook's active cell in command mode (Shift+Enter runs
 it). A text box still takes focus as it did (the notebook must hear that focus to stop its
-single-key shortcuts while one types). Outside JupyterLab and Notebook 7 (no ``.jp-Notebook``
+single-key shortcuts while one types), and that focus makes the card's cell the active one:
+the cell selected before the typing began is remembered, and a button's click gives the focus
+back to it (measured in JupyterLab 4.6: feedback typed, Keep planning clicked, the agent's cell
+was the active one and the next Shift+Enter re-ran it; tests/test_browser_tour.py). Outside JupyterLab and Notebook 7 (no ``.jp-Notebook``
 around the card, e.g. VS Code) the module does nothing.
 """
 
@@ -33,13 +36,24 @@ function render({ el }) {
     if (!nb || box.dataset.pwKeepPlace) return;
     box.dataset.pwKeepPlace = '1';
     const editable = (t) => t instanceof Element && t.matches(':read-write');
+    const active = () => nb.querySelector('.jp-Cell.jp-mod-active');
+    let before = null;  // the cell the person had selected before typing in this card
     box.addEventListener('mousedown', (e) => e.stopPropagation());
+    // a text box's focus reaches the notebook, which makes this card's cell the active one:
+    // the cell selected before is remembered (capture: before the notebook hears it)
+    box.addEventListener('focusin', (e) => {
+      if (editable(e.target) && before === null) before = active();
+    }, true);
     box.addEventListener('focusin', (e) => { if (!editable(e.target)) e.stopPropagation(); });
+    // a click elsewhere in the notebook is the person choosing another place
+    nb.addEventListener('mousedown', (e) => { if (!box.contains(e.target)) before = null; },
+                        true);
     box.addEventListener('click', (e) => {
       if (!(e.target instanceof Element) || !e.target.closest('button')) return;
-      setTimeout(() => {
-        const cell = nb.querySelector('.jp-Cell.jp-mod-active');
-        (cell || nb).focus({ preventScroll: true });
+      const back = before && before.isConnected ? before : null;
+      before = null;
+      setTimeout(() => {  // focusing a cell makes it the notebook's active one again
+        (back || active() || nb).focus({ preventScroll: true });
       }, 0);
     });
   };
