@@ -149,7 +149,8 @@ def run_tour(t: Tour, name: str, actions: dict[int, Action]) -> Any:
             errors = cells.nth(i).locator(".jp-OutputArea-output[data-mime-type*='error']")
             assert errors.count() == 0, f"{name}: cell {i} failed:\n{errors.first.inner_text()}"
         text = page.locator(".jp-NotebookPanel:visible .jp-Notebook").inner_text()
-        framed = [p.pattern for p, _said in PAGE_WORDS if p.search(text)]
+        framed = [text[max(0, m.start() - 200):m.end() + 80]
+                  for p, _said in PAGE_WORDS if (m := p.search(text))]
         assert not framed, f"{name}: text written for the model reached the page: {framed}"
         return cells
     except BaseException:
@@ -200,7 +201,7 @@ def test_02_plan_mode_sent_back_with_a_note(tour: Tour) -> None:
     def decide(page: Any, cells: Any) -> None:
         cell = cells.nth(agent)
         keep_planning(live(cell, "plan"), NOTE_02)
-        revised = live(cell, "plan", "Your note")
+        revised = live(cell, "plan", "Revised plan")
         expect(revised).to_contain_text(NOTE_02, timeout=CELL_TIMEOUT * 1000)
         expect(cell).to_contain_text(f"Revising the plan with your note: “{NOTE_02}”")
         expect(cell).to_contain_text("This demo's model is scripted")
@@ -231,7 +232,7 @@ def test_03_keep_planning_with_other_feedback(tour: Tour) -> None:
     def decide(page: Any, cells: Any) -> None:
         cell = cells.nth(agent)
         keep_planning(live(cell, "plan"), NOTE_03)
-        revised = live(cell, "plan", "Your note")
+        revised = live(cell, "plan", "Revised plan")
         expect(revised).to_contain_text(NOTE_03, timeout=CELL_TIMEOUT * 1000)
         expect(cell).to_contain_text(f"Revising the plan with your note: “{NOTE_03}”")
         button(revised, "Approve").click()
@@ -258,8 +259,8 @@ def test_04_questions_answered_otherwise(tour: Tour) -> None:
         cell = cells.nth(4)
         question = live(cell, "question")
         expect(button(question, "Submit")).to_be_visible(timeout=CELL_TIMEOUT * 1000)
-        question.get_by_text("Red", exact=True).click()
-        question.get_by_text("Medium", exact=True).click()
+        question.get_by_text("Red — warm and loud").click()
+        question.get_by_text("Medium — 768 px").click()
         button(question, "Submit").click()
         write = live(cell, "tool", "banner.json")
         expect(write).to_contain_text('"color": "Red"', timeout=CELL_TIMEOUT * 1000)
@@ -319,7 +320,7 @@ def test_09_comment_another_line_and_start_fresh_into_manual(tour: Tour) -> None
         button(card, "Add comment").click()
         expect(card.locator(".pw-comment-row")).to_have_count(1)
         button(card, "Keep planning").click()
-        revised = live(cell, "plan", "Your comment")
+        revised = live(cell, "plan", "Revised plan")
         expect(revised).to_contain_text(NOTE_09, timeout=CELL_TIMEOUT * 1000)
         expect(cell).to_contain_text(f"Your comment on “2. {LINE_09}”: “{NOTE_09}”")
         revised.locator("select").select_option(label="Yes, manually approve edits")

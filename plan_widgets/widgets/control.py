@@ -107,8 +107,9 @@ class ControlBar(w.HBox):
             **look("auto", "button"),
         )
         super().__init__(
+            # the cards' keep-place: a click on the bar leaves the keyboard where it was
             [self.toggle, self.mode_marker, self.model_marker, self.state_marker,
-             self.interrupt_button],
+             self.interrupt_button, shared("keep-place")],
             layout=shared("bar"), _dom_classes=("pw-control-bar",), **kwargs,
         )
         self._syncing = False

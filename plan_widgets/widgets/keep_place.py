@@ -15,7 +15,11 @@ it). A text box still takes focus as it did (the notebook must hear that focus t
 single-key shortcuts while one types), and that focus makes the card's cell the active one:
 the cell selected before the typing began is remembered, and a button's click gives the focus
 back to it (measured in JupyterLab 4.6: feedback typed, Keep planning clicked, the agent's cell
-was the active one and the next Shift+Enter re-ran it; tests/test_browser_tour.py). Outside JupyterLab and Notebook 7 (no ``.jp-Notebook``
+was the active one and the next Shift+Enter re-ran it; tests/test_browser_tour.py). A press on
+what cannot take focus (an option's label) focuses the card's cell itself, which the notebook
+then made the active one (measured: Red picked on a question card, the agent's cell became
+active); that focus is kept from the notebook, and the click gives the focus back. Outside
+JupyterLab and Notebook 7 (no ``.jp-Notebook``
 around the card, e.g. VS Code) the module does nothing.
 """
 
@@ -38,7 +42,18 @@ function render({ el }) {
     const editable = (t) => t instanceof Element && t.matches(':read-write');
     const active = () => nb.querySelector('.jp-Cell.jp-mod-active');
     let before = null;  // the cell the person had selected before typing in this card
-    box.addEventListener('mousedown', (e) => e.stopPropagation());
+    const cell = box.closest('.jp-Cell');
+    let pressed = false;  // a mouse button went down in this card, this very task
+    box.addEventListener('mousedown', (e) => {
+      e.stopPropagation();
+      pressed = true;
+      setTimeout(() => { pressed = false; }, 0);
+    });
+    // a press on what cannot take focus (an option's label, the plan's text) focuses the
+    // nearest ancestor that can: this card's cell, which the notebook would make the active one
+    nb.addEventListener('focusin', (e) => {
+      if (pressed && e.target === cell) e.stopPropagation();
+    }, true);
     // a text box's focus reaches the notebook, which makes this card's cell the active one:
     // the cell selected before is remembered (capture: before the notebook hears it)
     box.addEventListener('focusin', (e) => {
@@ -48,8 +63,9 @@ function render({ el }) {
     // a click elsewhere in the notebook is the person choosing another place
     nb.addEventListener('mousedown', (e) => { if (!box.contains(e.target)) before = null; },
                         true);
-    box.addEventListener('click', (e) => {
-      if (!(e.target instanceof Element) || !e.target.closest('button')) return;
+    box.addEventListener('click', (e) => {  // a button, an option: not a text box, a picker
+      const t = e.target;
+      if (!(t instanceof Element) || editable(t) || t.closest('select')) return;
       const back = before && before.isConnected ? before : null;
       before = null;
       setTimeout(() => {  // focusing a cell makes it the notebook's active one again
