@@ -201,7 +201,7 @@ def test_02_plan_mode_sent_back_with_a_note(tour: Tour) -> None:
     def decide(page: Any, cells: Any) -> None:
         cell = cells.nth(agent)
         keep_planning(live(cell, "plan"), NOTE_02)
-        revised = live(cell, "plan", "Revised plan")
+        revised = live(cell, "plan", "Revised plan: review")
         expect(revised).to_contain_text(NOTE_02, timeout=CELL_TIMEOUT * 1000)
         expect(cell).to_contain_text(f"Revising the plan with your note: “{NOTE_02}”")
         expect(cell).to_contain_text("This demo's model is scripted")
@@ -232,7 +232,7 @@ def test_03_keep_planning_with_other_feedback(tour: Tour) -> None:
     def decide(page: Any, cells: Any) -> None:
         cell = cells.nth(agent)
         keep_planning(live(cell, "plan"), NOTE_03)
-        revised = live(cell, "plan", "Revised plan")
+        revised = live(cell, "plan", "Revised plan: review")
         expect(revised).to_contain_text(NOTE_03, timeout=CELL_TIMEOUT * 1000)
         expect(cell).to_contain_text(f"Revising the plan with your note: “{NOTE_03}”")
         button(revised, "Approve").click()
@@ -320,7 +320,7 @@ def test_09_comment_another_line_and_start_fresh_into_manual(tour: Tour) -> None
         button(card, "Add comment").click()
         expect(card.locator(".pw-comment-row")).to_have_count(1)
         button(card, "Keep planning").click()
-        revised = live(cell, "plan", "Revised plan")
+        revised = live(cell, "plan", "Revised plan: review")
         expect(revised).to_contain_text(NOTE_09, timeout=CELL_TIMEOUT * 1000)
         expect(cell).to_contain_text(f"Your comment on “2. {LINE_09}”: “{NOTE_09}”")
         revised.locator("select").select_option(label="Yes, manually approve edits")
