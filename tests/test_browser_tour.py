@@ -55,8 +55,8 @@ WHERE = """() => {
           body: a === document.body || a === null};
 }"""
 """Which cell is the active one, and whether the keyboard's focus fell to the page's body."""
-Action = Callable[[Any, Any], None]
-"""What the person does on the page once a cell was sent: ``(page, cells)``."""
+Action = Callable[[Any, Any, int], None]
+"""What the person does on the page once a cell was sent: ``(page, cells, its index)``."""
 
 
 @dataclass
@@ -135,15 +135,17 @@ def run_tour(t: Tour, name: str, actions: dict[int, Action]) -> Any:
     source = json.loads((NOTEBOOKS / name).read_text(encoding="utf-8"))["cells"]
     try:
         cells = open_notebook(page, t.server, name, len(source))
-        for i, cell in enumerate(source):
+        for k, cell in enumerate(source):
+            # a cell the agent proposed comes below its cell: the ones after move down
+            i = k + cells.count() - len(source)
             where = page.evaluate(WHERE)
             assert where["active"] == i and not where["body"], (
                 f"{name}: before cell {i} the keyboard is not where the person was: {where}")
             page.keyboard.press("Shift+Enter")
             if cell["cell_type"] != "code":
                 continue
-            if i in actions:
-                actions[i](page, cells)
+            if k in actions:
+                actions[k](page, cells, i)
             expect(cells.nth(i).locator(".jp-InputPrompt")).to_have_text(
                 re.compile(r"\[\d+\]"), timeout=CELL_TIMEOUT * 1000)
             errors = cells.nth(i).locator(".jp-OutputArea-output[data-mime-type*='error']")
@@ -198,7 +200,7 @@ def test_02_plan_mode_sent_back_with_a_note(tour: Tour) -> None:
 
     agent = 5
 
-    def decide(page: Any, cells: Any) -> None:
+    def decide(page: Any, cells: Any, _i: int) -> None:
         cell = cells.nth(agent)
         keep_planning(live(cell, "plan"), NOTE_02)
         revised = live(cell, "plan", "Revised plan: review")
@@ -229,7 +231,7 @@ def test_03_keep_planning_with_other_feedback(tour: Tour) -> None:
 
     agent = 4
 
-    def decide(page: Any, cells: Any) -> None:
+    def decide(page: Any, cells: Any, _i: int) -> None:
         cell = cells.nth(agent)
         keep_planning(live(cell, "plan"), NOTE_03)
         revised = live(cell, "plan", "Revised plan: review")
@@ -255,7 +257,7 @@ def test_04_questions_answered_otherwise(tour: Tour) -> None:
     last turn with the bar's Interrupt."""
     from playwright.sync_api import expect
 
-    def ask(page: Any, cells: Any) -> None:
+    def ask(page: Any, cells: Any, _i: int) -> None:
         cell = cells.nth(4)
         question = live(cell, "question")
         expect(button(question, "Submit")).to_be_visible(timeout=CELL_TIMEOUT * 1000)
@@ -272,11 +274,11 @@ def test_04_questions_answered_otherwise(tour: Tour) -> None:
         expect(cell.locator(".pw-turn.pw-static")).to_contain_text(
             "Removed old_banners", timeout=CELL_TIMEOUT * 1000)
 
-    def expire(page: Any, cells: Any) -> None:  # nobody answers: the card says so
+    def expire(page: Any, cells: Any, _i: int) -> None:  # nobody answers: the card says so
         expect(cells.nth(13).locator(".pw-card-tool.pw-static")).to_contain_text(
             "xpired", timeout=CELL_TIMEOUT * 1000)
 
-    def interrupt(page: Any, cells: Any) -> None:
+    def interrupt(page: Any, cells: Any, _i: int) -> None:
         cell = cells.nth(18)
         expect(live(cell, "tool", "tar czf")).to_be_visible(timeout=CELL_TIMEOUT * 1000)
         button(cell.locator(".pw-control-bar").first, "Interrupt").click()
@@ -309,7 +311,7 @@ def test_09_comment_another_line_and_start_fresh_into_manual(tour: Tour) -> None
 
     agent = 4
 
-    def decide(page: Any, cells: Any) -> None:
+    def decide(page: Any, cells: Any, _i: int) -> None:
         cell = cells.nth(agent)
         card = live(cell, "plan")
         button(card, "Comment on a line").click()
@@ -337,3 +339,36 @@ def test_09_comment_another_line_and_start_fresh_into_manual(tour: Tour) -> None
     shoot(tour, {"plan-commented": plans.nth(0), "plan-fresh": plans.nth(1),
                  "write-allowed": cells.nth(agent).locator(".pw-card-tool").first}, "09")
     _shut_kernels(tour.server)
+
+
+# -- the other notebooks: one pass, every card decided as the notebook invites -----------------
+
+OTHERS = ("06_notebook_context.ipynb",
+          "07_plan_life.ipynb", "08_background_agents.ipynb", "10_your_setup.ipynb",
+          "11_bad_day.ipynb", "01_quickstart.ipynb", "05_history_and_resume.ipynb")
+
+
+def as_invited(page: Any, cells: Any, i: int) -> None:
+    """Until cell ``i`` ends: each card that waits is decided by the click its notebook
+    invites (Approve a plan, Allow a tool)."""
+    from playwright.sync_api import expect
+
+    prompt = cells.nth(i).locator(".jp-InputPrompt")
+    invited = page.locator(".jp-Notebook .pw-card:not(.pw-static)").locator(
+        "button.widget-button:not([disabled])", has_text=re.compile(r"^\s*(Approve|Allow)\s*$"))
+    for _ in range(CELL_TIMEOUT * 5):
+        if re.fullmatch(r"\[\d+\]:?", prompt.inner_text().strip()):
+            return
+        if invited.count():
+            invited.first.click()
+        page.wait_for_timeout(200)
+    expect(prompt).to_have_text(re.compile(r"\[\d+\]"))
+
+
+def test_the_other_notebooks_as_invited(tour: Tour) -> None:
+    """The notebooks whose cards only invite Approve or Allow (or have none), one cheap pass:
+    every cell by Shift+Enter, the keyboard kept, no cell failing, no words for the model."""
+    for name in OTHERS:
+        n = len(json.loads((NOTEBOOKS / name).read_text(encoding="utf-8"))["cells"])
+        run_tour(tour, name, dict.fromkeys(range(n), as_invited))
+        _shut_kernels(tour.server)

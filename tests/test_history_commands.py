@@ -88,7 +88,8 @@ def test_sessions_lists_the_logs_newest_first(tmp_path: Path, shown: list[Any]) 
                                "pending", "where"]
     assert text[1].split()[:2] == ["bbbb-2222", "other"]
     assert text[2].split()[:2] == ["aaaa-1111", "default"]
-    assert "$0.5000" in text[2] and "1 unanswered" in text[2] and " plan " in text[2]
+    # the mode by the name the product shows (issue 42, point 7)
+    assert "$0.5000" in text[2] and "1 unanswered" in text[2] and " Plan " in text[2]
     assert "<td style=\"text-align:left\">2</td>" in table["text/html"]
 
 

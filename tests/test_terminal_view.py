@@ -67,7 +67,7 @@ def test_tool_choices_offer_always_only_with_a_suggested_rule() -> None:
     assert prompts.choose("yes", prompts.tool_choices(False)) is prompts.TOOL_ALLOW
     assert prompts.choose("n", prompts.tool_choices(False)) is prompts.TOOL_DENY
     assert prompts.choose("x", prompts.tool_choices(True)) is None
-    assert "[a]lways" not in prompts.tool_prompt(False)
+    assert "[a]" not in prompts.tool_prompt(False)
 
 
 LABELS = ["Red", "Green", "Blue"]

@@ -11,6 +11,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from ..agent.mode_names import mode_title
 from ..model.errors import OptionError
 from ..render.history import event_summary, when
 from ..store import (
@@ -69,13 +70,13 @@ def sessions(args: argparse.Namespace) -> None:
         rows.append([s.session_id, _named(s.name, own.fresh_from if own else None,
                                           own.went_on_in if own else None),
                      when(st.started), st.turns, f"${st.cost_usd:.4f}",
-                     st.mode or "?", len(st.pending_ids), "this kernel: " + s.status])
+                     mode_title(st.mode), len(st.pending_ids), "this kernel: " + s.status])
     for info in logged.values():
         if info.session_id in seen:
             continue
         rows.append([info.session_id, _named(info.name, info.fresh_from, info.went_on_in),
                      when(info.started), info.turns,
-                     f"${info.cost_usd:.4f}", info.last_mode or "?",
+                     f"${info.cost_usd:.4f}", mode_title(info.last_mode),
                      # its callbacks died with the kernel that asked: resume expires them
                      f"{info.pending} unanswered" if info.pending else 0, info.where])
     if not rows and not bad:

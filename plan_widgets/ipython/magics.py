@@ -29,6 +29,7 @@ from traitlets import (
     validate,
 )
 
+from ..agent.mode_names import mode_title
 from ..model.agent_options import EFFORTS
 from ..model.errors import OptionError
 from ..model.options import DEFAULT_APPROVAL_TIMEOUT, RESTING_MODES, check_timeout
@@ -36,6 +37,10 @@ from . import command_help
 from .usage import Help, Usage, UsageError, one_line, parse_cell_line
 
 _TRANSFORM_PREFIX = "%%claude"
+MODE_HELP = ", ".join(f"{m} ({mode_title(m)})" for m in RESTING_MODES) + "; when not given: " \
+    f"default ({mode_title('default')})"
+"""The modes by the SDK's names, which the flag takes, with the names the product shows
+(one word per idea: "default" is also the session's name; issue 42, point 7)."""
 
 
 @magics_class
@@ -140,7 +145,7 @@ class ClaudeMagics(Magics):
                               help="model the CLI switches to when the main one is "
                               "overloaded (set when the session starts)")
     @magic_arguments.argument("--mode", default=None, choices=RESTING_MODES,
-                              help="resting permission mode (default: default)")
+                              help="resting permission mode: " + MODE_HELP)
     @magic_arguments.argument("--cwd", default=None, help="working directory of the agent")
     @magic_arguments.argument("--new", action="store_true", help="end the session, start anew")
     @magic_arguments.argument("--background", action="store_true",

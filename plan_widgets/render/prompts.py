@@ -33,7 +33,8 @@ PLAN_CHOICES = (
 PLAN_PROMPT = "[a]pprove / approve + auto-[e]dits / [k]eep planning: "
 
 TOOL_ALLOW = Choice("y", "allow it once", ("yes", "allow"))
-TOOL_ALWAYS = Choice("a", "always allow it (the rule shown above)", ("always",))
+TOOL_ALWAYS = Choice("a", "allow it, and also each update listed above (as the card's ticked "
+                     "boxes)", ("also", "always"))
 TOOL_DENY = Choice("n", "deny it", ("no", "deny"))
 
 
@@ -43,7 +44,7 @@ def tool_choices(always: bool) -> tuple[Choice, ...]:
 
 
 def tool_prompt(always: bool) -> str:
-    return "[y]es / [a]lways / [n]o: " if always else "[y]es / [n]o: "
+    return "[y]es, once / [a]lso the above / [n]o: " if always else "[y]es / [n]o: "
 
 
 def choose(answer: str, choices: Sequence[Choice]) -> Choice | None:

@@ -122,7 +122,7 @@ def show_text(d: ToolDecision, out: Terminal) -> None:
 def show_always(d: ToolDecision, out: Terminal) -> None:
     """What each of the CLI's suggested updates would also allow, in the card's words."""
     for x in d.suggestions:
-        out.line(f"  always would also: {summarize(suggestion_text(x), 160)}", style="dim")
+        out.line(f"  [a]lso: {summarize(suggestion_text(x), 160)}", style="dim")
 
 
 async def ask_text(d: ToolDecision, io: Terminal) -> None:
