@@ -125,16 +125,20 @@ def require_collab() -> Path:
 
 
 @contextlib.contextmanager
-def jupyter_server(tmp: Path, root: Path, ui: str,
-                   jupyter: Path | None = None) -> Iterator[Server]:
+def jupyter_server(tmp: Path, root: Path, ui: str, jupyter: Path | None = None,
+                   temp_in_home: bool = False) -> Iterator[Server]:
     """Run ``jupyter lab`` or ``jupyter notebook`` on 127.0.0.1 with a token, serving
     ``root``; yields the Server. Stops it and everything it started. ``jupyter``: another
-    venv's (:data:`COLLAB_VENV`); its kernel is that venv's Python."""
+    venv's (:data:`COLLAB_VENV`); its kernel is that venv's Python. ``temp_in_home``: TMPDIR
+    inside the scratch HOME (a path under it shows as ``~/tmp/…``, as on a person's
+    machine, not the test run's folder)."""
     assert ui in UIS, ui
     dirs = {k: tmp / k.lower() for k in (
         "HOME", "TMPDIR", "JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR",
         "IPYTHONDIR",
     )}
+    if temp_in_home:
+        dirs["TMPDIR"] = dirs["HOME"] / "tmp"
     for d in dirs.values():
         d.mkdir(parents=True, exist_ok=True)
     _settings(dirs["JUPYTER_CONFIG_DIR"])

@@ -21,6 +21,7 @@ from typing import Any
 from ..agent.ondisk import MAX_READ, Cell, OnDisk
 from .filediff import file_diff_html, file_diff_text, hunks, lines_of, stats
 from .markdown import SMALL_STYLE, escape
+from .paths import home_short
 
 
 @dataclass(frozen=True)
@@ -196,7 +197,7 @@ def change_of(tool: str, tool_input: dict[str, Any], before: OnDisk | None) -> C
 
 def change_html(c: Change) -> str:
     """The change as safe HTML: the path, what happens, the warning, the diff."""
-    parts = [f"<div><code>{escape(c.path)}</code></div>",
+    parts = [f"<div><code>{escape(home_short(c.path))}</code></div>",  # ~ as elsewhere
              f'<div class="pw-change-what" style="{SMALL_STYLE}">{escape(c.what)}</div>']
     if c.note:
         parts.append(f'<div class="pw-change-note" style="{SMALL_STYLE};font-weight:600">'
@@ -220,7 +221,7 @@ def change_lines(c: Change, limit: int = 200) -> list[tuple[str, str | None]]:
 
 def change_markdown(tool: str, c: Change, limit: int = 80) -> list[str]:
     """The change as Markdown lines (the card's fallback): what, the warning, a diff block."""
-    lines = [f"**Permission asked**: `{tool}` {c.path}", "", c.what]
+    lines = [f"**Permission asked**: `{tool}` {home_short(c.path)}", "", c.what]
     if c.note:
         lines += ["", f"**{c.note}**"]
     if c.diff:

@@ -16,6 +16,7 @@ from weakref import WeakKeyDictionary
 from ...agent.decisions import Decision, ToolDecision
 from ...agent.gate import EDIT_TOOLS
 from ...render.change import Change, change_html, change_lines, change_markdown, change_of
+from ...render.paths import home_short
 from . import tool
 from .frame import Kind, Terminal, markdown_card, static_card
 
@@ -57,7 +58,7 @@ def markdown(d: ToolDecision) -> str:
 def show_text(d: ToolDecision, out: Terminal) -> None:
     c = change(d)
     out.line("")
-    out.line(f"Allow {d.tool} {c.path}?", style="bold")
+    out.line(f"Allow {d.tool} {home_short(c.path)}?", style="bold")
     for text, style in change_lines(c)[1:]:  # (its path is in the question)
         out.line(text, style=style)
     tool.show_always(d, out)
