@@ -3,8 +3,9 @@
 
 It translates both ways: the SDK's messages into :mod:`signals` (:func:`translate`, a pure
 function), and our permission answers into the SDK's ``PermissionResult`` types. Importing this
-module imports the SDK (about 1.3 s, mostly its mcp dependency), so a session imports it in a
-thread while the cell's widgets are built (docs/benchmarks.md, figure 3).
+module imports the SDK (about 0.9 s, mostly its mcp dependency, once an unused grammar is left
+out: :mod:`sdk_import`), so a session imports it in a thread while the cell's widgets are built
+(docs/benchmarks.md, figure 3).
 """
 
 from __future__ import annotations
@@ -16,6 +17,11 @@ import logging
 import warnings
 from collections.abc import AsyncIterator
 from typing import Any
+
+from .sdk_import import deferring_iri_grammar
+
+with deferring_iri_grammar():  # (1.5 s of its 2.4 s: sdk_import's docstring)
+    import claude_agent_sdk  # noqa: F401
 
 from claude_agent_sdk import (
     AgentDefinition,
