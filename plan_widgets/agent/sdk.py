@@ -18,7 +18,7 @@ import warnings
 from collections.abc import AsyncIterator
 from typing import Any
 
-from .sdk_import import deferring_iri_grammar
+from .sdk_import import deferring_iri_grammar, internal
 
 with deferring_iri_grammar():  # (1.5 s of its 2.4 s: sdk_import's docstring)
     import claude_agent_sdk  # noqa: F401
@@ -52,19 +52,13 @@ from claude_agent_sdk import (
 from claude_agent_sdk import __version__ as _sdk_version
 from claude_agent_sdk import tool as sdk_tool
 
-try:  # where the SDK starts the CLI (see procgroup); None if its layout changed
-    from claude_agent_sdk._internal.transport import subprocess_cli as _subprocess_cli
-except ImportError:  # pragma: no cover
-    _subprocess_cli = None  # type: ignore[assignment]
-try:  # the SDK's parser, over its raw stream (see SdkClient.signals)
-    from claude_agent_sdk._internal.message_parser import parse_message as _parse_message
-except ImportError:  # pragma: no cover
-    _parse_message = None  # type: ignore[assignment]
-
 from . import cli_system, procgroup, sdk_options
 from . import signals as sig
 from .seam import Allow, Answer, ClientConfig, PermissionRequest, ToolFailure, ToolSpec
 
+# where the SDK starts the CLI (procgroup); its parser of the raw stream (SdkClient.signals)
+_subprocess_cli = internal("claude_agent_sdk._internal.transport.subprocess_cli")
+_parse_message = internal("claude_agent_sdk._internal.message_parser", "parse_message")
 logging.getLogger("claude_agent_sdk").addHandler(logging.NullHandler())  # we report failures
 log = logging.getLogger("plan_widgets")
 _SYNTHETIC = "<synthetic>"

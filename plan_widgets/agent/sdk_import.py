@@ -78,3 +78,12 @@ def deferring_iri_grammar() -> Iterator[None]:
     finally:
         if sys.modules.get(_NAME) is stand_in:
             del sys.modules[_NAME]
+
+
+def internal(module: str, name: str | None = None) -> Any:
+    """A module of the SDK's internals (or one of its names), None if its layout changed."""
+    try:
+        found = importlib.import_module(module)
+        return found if name is None else getattr(found, name)
+    except (ImportError, AttributeError):  # pragma: no cover
+        return None
