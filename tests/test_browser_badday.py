@@ -64,10 +64,15 @@ def test_retry_countdown_and_compaction_line_in_jupyterlab(tmp_path: Path) -> No
             expect(live).to_have_count(0)
             expect(turn.locator(".jp-Cell-outputArea")).to_contain_text(
                 "Recovered. You said: Are you very busy today?")
+            shown = turn.locator(".jp-Cell-outputArea").inner_text()
+            assert shown.count("Recovered. You said:") == 1, shown  # once, not once a try
+            assert len(re.findall(r"retried 2 times", shown)) == 1, shown
             run_cell(page, cells, 2)
             compact = cells.nth(2)
             expect(compact.locator(".jp-Cell-outputArea")).to_contain_text(re.compile(
                 r"conversation compacted: [\d,k]+ → [\d,k]+ tokens, manual"))
+            shown = compact.locator(".jp-Cell-outputArea").inner_text()
+            assert shown.count("conversation compacted") == 1, shown
             compact.scroll_into_view_if_needed()
             compact.screenshot(path=str(SHOTS / "lab-compaction-line.png"))
             run_cell(page, cells, 3)
