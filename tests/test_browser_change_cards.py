@@ -1,8 +1,9 @@
-"""Issue 43 in a real JupyterLab, by mouse: a Write card over an existing file and a
-NotebookEdit card show their change (line numbers, the line that goes and the one that
-comes, the cell and its position), in JupyterLab Light and then Dark (switched from the
-Settings menu, as a person does, which sets ``@jupyterlab/apputils-extension:themes``), and
-Allow by mouse leaves the change in the finished turn.
+"""Issue 43 in a real JupyterLab, by mouse: a Write card over an existing file, an Edit, a new
+file and NotebookEdit's replace, insert and delete show their change (line numbers, the line
+that goes and the one that comes, the cell and its position), in JupyterLab Light and then
+Dark (switched from the Settings menu, as a person does, which sets
+``@jupyterlab/apputils-extension:themes``), and Allow by mouse leaves the change in the
+finished turn.
 
 Screenshots: ``test-artifacts/screenshots/lab-change-<card>-<theme>.png``; with
 ``PLAN_WIDGETS_DOCS_IMG=1`` they are copied to ``docs/img/change-<card>-<theme>.png``.
@@ -45,13 +46,25 @@ SETUP = (
     "    nbformat.v4.new_markdown_cell('# Analysis', id='t0'),\n"
     "    nbformat.v4.new_code_cell('x = 1', id='c1'),\n"
     "    nbformat.v4.new_code_cell('print(x)', id='c2')]), work / 'analysis.ipynb')")
+OTHERS = [("e", "EDIT-NOTES"), ("new", "NEW-FILE"), ("ins", "NB-INSERT"), ("del", "NB-DELETE")]
+"""The other kinds, each in a session of its own, shown and left waiting (the closing cell's
+close ends them: nothing is allowed)."""
+SEEN = {  # what each of those cards shows (as tests/test_e2e_change_cards.py checks it)
+    "EDIT-NOTES": ("Edit: +1 −1 lines", "2 2   beta", "3   - gamma", "3 + gamma ray"),
+    "NEW-FILE": ("New file: 3 lines", "1 + import math", "3 + print(math.pi)"),
+    "NB-INSERT": ("Insert a new markdown cell after cell c1 (it becomes cell 3 of 4)",
+                  "1 + ## Summary"),
+    "NB-DELETE": ("Delete cell c2 (cell 3 of 3, code)", "1   - print(x)"),
+}
 CELLS = [
     (OPENING[0], OPENING[1] + "\n" + SETUP),
     ("code", "%%claude --session w --scripted change_cards.yaml --mode default --cwd $work\n"
              "REWRITE-NOTES please"),
     ("code", "%%claude --session nb --scripted change_cards.yaml --mode default --cwd $work\n"
              "NB-REPLACE please"),
-    ("code", "for name in ('w', 'nb'):\n"
+    *[("code", f"%%claude --session {name} --scripted change_cards.yaml --mode default "
+               f"--cwd $work\n{prompt} please") for name, prompt in OTHERS],
+    ("code", "for name in ('w', 'nb', 'e', 'new', 'ins', 'del'):\n"
              "    await plan_widgets.get(name).close()\n"
              "print('closed')"),
 ]
@@ -100,11 +113,22 @@ def test_change_cards_light_and_dark(tmp_path: Path) -> None:
                                          timeout=CELL_TIMEOUT * 1000)
             for seen in ("analysis.ipynb", "1   - x = 1", "1 + df.describe()"):
                 expect(cell).to_contain_text(seen)
+            others = []
+            for i, (_name, prompt) in enumerate(OTHERS, start=3):
+                run_cell(page, cells, i)
+                card = cells.nth(i).locator(".pw-card-tool:not(.pw-static)").first
+                for seen in SEEN[prompt]:
+                    expect(card).to_contain_text(seen, timeout=CELL_TIMEOUT * 1000)
+                others.append((prompt.lower(), card))
             shoot(write, "write-light")
             shoot(cell, "notebook-light")
+            for name, card in others:
+                shoot(card, f"{name}-light")
             _dark(page)
             shoot(write, "write-dark")
             shoot(cell, "notebook-dark")
+            for name, card in others:
+                shoot(card, f"{name}-dark")
 
             write.locator("button", has_text="Allow").first.click()
             done = cells.nth(1).locator(".pw-turn.pw-static .pw-card-tool")
@@ -114,8 +138,9 @@ def test_change_cards_light_and_dark(tmp_path: Path) -> None:
             cell.locator("button", has_text="Allow").first.click()
             done = cells.nth(2).locator(".pw-turn.pw-static .pw-card-tool")
             expect(done).to_contain_text("1 + df.describe()", timeout=CELL_TIMEOUT * 1000)
-            run_cell(page, cells, 3)
-            expect(cells.nth(3).locator(".jp-OutputArea-output")).to_contain_text("closed")
+            last = len(CELLS) - 1
+            run_cell(page, cells, last)
+            expect(cells.nth(last).locator(".jp-OutputArea-output")).to_contain_text("closed")
             assert_nothing_ran(page, dialogs)
             assert_no_errors(page)
         except BaseException:
