@@ -17,7 +17,6 @@ import sys
 import threading
 import time
 from collections import Counter, defaultdict
-from statistics import median
 from typing import Any
 
 from . import _flowtrace as ft
@@ -252,13 +251,7 @@ def main() -> None:
             print(f"rep {i + 1}/{reps}", file=sys.stderr, flush=True)
     finally:
         k.shutdown()
-    import os
-
-    print(f"{reps} repetitions, medians in ms (1-minute load {os.getloadavg()[0]:.1f})")
-    for who, segs in got.items():
-        print(who)
-        for title, xs in segs.items():
-            print(f"  {median(xs):7.1f}  {title} (range {min(xs):.0f}-{max(xs):.0f})")
+    ft.report(reps, got)
     _timeline(last)
 
 

@@ -190,14 +190,19 @@ def main() -> None:
             print(f"rep {i + 1}/{reps}", file=sys.stderr, flush=True)
     finally:
         k.shutdown()
+    report(reps, got, scale=1000)
+
+
+def report(reps: int, got: dict[str, dict[str, list[float]]], scale: float = 1) -> None:
+    """Each flow's phases: median and range in ms (``scale``: from the samples' unit)."""
     import os
 
     print(f"{reps} repetitions, medians in ms (1-minute load {os.getloadavg()[0]:.1f})")
     for who, segs in got.items():
         print(who)
         for title, xs in segs.items():
-            print(f"  {median(xs) * 1000:7.1f}  {title} (range {min(xs) * 1000:.0f}-"
-                  f"{max(xs) * 1000:.0f})")
+            print(f"  {median(xs) * scale:7.1f}  {title} (range {min(xs) * scale:.0f}-"
+                  f"{max(xs) * scale:.0f})")
 
 
 if __name__ == "__main__":
