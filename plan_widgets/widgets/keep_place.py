@@ -65,7 +65,9 @@ function render({ el }) {
                         true);
     box.addEventListener('click', (e) => {  // a button, an option: not a text box, a picker
       const t = e.target;
-      if (!(t instanceof Element) || editable(t) || t.closest('select')) return;
+      // (commenting a plan's lines, the person goes on in this card: a line opens its note box,
+      // Add comment takes the next; the card's own buttons give the focus back)
+      if (!(t instanceof Element) || editable(t) || t.closest('select, .pw-plan-lines')) return;
       const back = before && before.isConnected ? before : null;
       before = null;
       setTimeout(() => {  // focusing a cell makes it the notebook's active one again

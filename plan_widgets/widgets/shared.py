@@ -250,7 +250,8 @@ def _button_style(color: str) -> Callable[[], w.Widget]:
 
 _FACTORIES: dict[str, Callable[[], w.Widget]] = {
     "layout": w.Layout,
-    "auto": lambda: w.Layout(width="auto"),
+    # as wide as its text, never wider than the card (a picker's long choice wraps the line)
+    "auto": lambda: w.Layout(width="auto", max_width="100%", min_width="0"),
     # a line of its own: the whole line less the widget's margins (width 100% plus margins
     # stuck out of the card), and allowed to be narrower than a long word in it
     "full": lambda: w.Layout(flex="1 1 100%", min_width="0"),
