@@ -104,7 +104,7 @@ def test_resume_after_a_kernel_restart_restores_markers_plans_cost_and_context(
         out = k.execute("%claude sessions")
         table = html_of(out)
         assert sid in table and ">2</td>" in table and f"${facts['cost']:.4f}" in table
-        assert ">plan</td>" in table and ">1 unanswered</td>" in table
+        assert ">Plan</td>" in table and ">1 unanswered</td>" in table  # the bar's word
 
         # resume by the start of its id
         out = k.execute(f"%claude resume {sid[:8]}")

@@ -128,8 +128,8 @@ def test_a_typed_plan_cell_is_asked_again_on_a_wrong_answer_and_rendered(
     term.expect(CONT, timeout=15)
     term.type_line()
     term.expect(r"Plan proposed", timeout=120)
-    term.expect(r"\[a\]pprove / approve \+ auto-\[e\]dits / approve, start \[f\]resh / "
-                r"\[c\]omment on a line / \[k\]eep planning: ")
+    term.expect(r"\[a\]pprove / approve \+ auto-\[e\]dits / auto-edits for this plan \[o\]nly / "
+                r"approve, start \[f\]resh / \[c\]omment on a line / \[k\]eep planning: ")
     shown = term.text
     plan = shown[shown.index("Plan proposed") - 5:]
     assert "Plan: add a greeting" in plan and "# Plan" not in plan  # a heading, rendered
@@ -146,6 +146,8 @@ def test_a_typed_plan_cell_is_asked_again_on_a_wrong_answer_and_rendered(
 
     term.type_line("y")  # not a choice: asked again, naming the choices
     term.expect(r"'y' is not a choice: type a to approve, e to approve and auto-accept edits,"
+                r"\s+o\s+to\s+approve\s+and\s+auto-accept\s+edits\s+for\s+this\s+plan\s+only"
+                r"\s+\(then\s+the\s+resting\s+mode\),"
                 r"\s+f\s+to\s+approve\s+and\s+start\s+fresh,\s+c\s+to\s+comment\s+on\s+a\s+line,"
                 r"\s+or\s+k\s+to\s+keep\s+planning\.")  # wraps at the terminal's width
     term.expect(r"\[k\]eep planning: ")
@@ -184,7 +186,7 @@ def test_a_tool_prompt_is_asked_again_and_denies_only_when_told(
     term.expect(r"Allow Write ", timeout=120)
     term.expect(r"New file: 1 line")  # the change, as the card shows it (issue 43)
     term.expect(r"1 \+ one")
-    term.expect(r"\[y\]es / (?:\[a\]lways / )?\[n\]o: ")
+    term.expect(r"\[y\]es(?:, once)? / (?:\[a\]lso the above / )?\[n\]o: ")
     term.type_line("sure")
     term.expect(r"'sure' is not a choice: type y to allow it once, ")
     term.expect(r"\[n\]o: ")
