@@ -665,6 +665,26 @@ def test_a_stale_sidecar_of_a_reused_pid_names_nobody(tmp_path: Path) -> None:
     assert h is not None and h.describe().startswith("pid 4242 on host elsewhere.example")
 
 
+def test_a_live_holder_stays_one_when_the_boot_time_steps(tmp_path: Path) -> None:
+    """psutil's start time adds /proc/stat's btime, a whole second from the wall clock: a
+    clock step between the holder's reading and the reader's moves it (seen in CI)."""
+    import socket
+
+    import psutil
+
+    from plan_widgets.store import held_elsewhere
+
+    path = tmp_path / "s.jsonl"
+    parent = psutil.Process().parent()
+    assert parent is not None
+    for step in (-1.0, 1.0, 2.0):
+        (tmp_path / "s.jsonl.holder").write_text(json.dumps(
+            {"pid": parent.pid, "host": socket.gethostname(), "since": 1.0,
+             "started_at": parent.create_time() + step}))
+        h = held_elsewhere(path)
+        assert h is not None and h.pid == parent.pid, step
+
+
 # -- the log folder ----------------------------------------------------------------------------
 
 

@@ -70,8 +70,7 @@ class Holder:
         if self.started is None:
             return True
         now = _start_time(self.pid)
-        # (within a second: two readings of one process's start may round differently)
-        return now is None or abs(now - self.started) < 1.0
+        return now is None or abs(now - self.started) <= START_SLACK
 
     def describe(self) -> str:
         """``pid 1234 on host vm, since 14:03:12`` (what is known)."""
@@ -226,6 +225,16 @@ def _start_time(pid: int) -> float | None:
 
 
 start_time = _start_time  # also what a scratch folder records of its owner (agent/scratch.py)
+
+START_SLACK = 5.0
+"""How far two readings of one process's start time (seconds since the epoch) may differ.
+
+psutil adds the boot time, ``btime`` of ``/proc/stat``, a whole second that the kernel derives
+from the wall clock: when the clock is stepped or slewed between the holder's reading and the
+reader's, the two differ by a second or more. SEEN: in CI (a loaded 2-core VM) a live holder
+was once judged dead with a 1-second slack, and ``%claude sessions`` in a second kernel showed
+its open session as a plain log. A reused pid cannot come this close: it needs the holder dead
+and the pid space (32,768 here) gone round within these 5 seconds of the holder's own start."""
 
 STARTED = "started_at"
 """The record's key for the holder's start time, in seconds since the epoch. Versions before
