@@ -174,7 +174,8 @@ def test_two_kernels_one_session(kernel: Kernel, workdir: Path) -> None:
         out = other.execute("%claude sessions")
         table = next(d["text/plain"] for d in out["data"] if "text/plain" in d)
         row = next(r for r in table.splitlines() if r.startswith(sid))
-        assert f"open in another kernel (pid {pid} on host {socket.gethostname()}, since " in row, row
+        held = f"open in another kernel (pid {pid} on host {socket.gethostname()}, since "
+        assert held in row, row
         # resuming it there is refused in one line naming the holder and the way out
         for cmd in (f"%claude resume {sid}", f"%%claude --resume {sid}\nprompt number 2"):
             _, text = run(other, cmd)
