@@ -38,6 +38,7 @@ from jupyter_ui import (
     assert_no_errors,
     browser,
     code_notebook,
+    driver,
     jupyter_server,
     open_notebook,
     require_browser,
@@ -67,14 +68,13 @@ def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Team]:
     """One JupyterLab with real-time collaboration, and a browser for each of A and B."""
     require_browser()
     jupyter = require_collab()
-    from playwright.sync_api import sync_playwright
 
     tmp = tmp_path_factory.mktemp("collab")
     root = tmp / "root"
     root.mkdir()
     shutil.copy(SCRIPT, root / SCRIPT.name)
     SHOTS.mkdir(parents=True, exist_ok=True)
-    with jupyter_server(tmp, root, "lab", jupyter) as server, sync_playwright() as pw:
+    with jupyter_server(tmp, root, "lab", jupyter) as server, driver() as pw:
         people = {who: browser(pw, tmp / f"chromium-{who}", 1280, 1400) for who in "AB"}
         try:
             yield Team(server, root, jupyter, people)
@@ -135,6 +135,43 @@ def planning(team: Team, name: str, cells: list[tuple[str, str]],
         for page, _ in opened.values():
             with contextlib.suppress(Exception):
                 page.close()
+
+
+LOST = "Error displaying widget: model not found"
+"""What ipywidgets' JupyterLab manager shows for a view whose model its restore from the
+kernel did not bring (its get_model gives up after 2 s once the restore says it is done)."""
+
+
+def reload_live(page: Any, server: Server, name: str, n_cells: int) -> Any:
+    """Reload ``page`` on notebook ``name`` until its plan card is live: once, and once more
+    if the widget manager's restore lost the card's model (the kernel still has it: the
+    other page shows it). MEASURED: CI once showed ``LOST`` for the turn while the bar of
+    the same cell came back (1 of ~8 runs, 2 cores busy); 8 reloads in a row under two busy
+    loops here all came back. A person reloads again; so does the test, saying so, and the
+    page's console errors are printed for the record. Twice lost fails."""
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
+
+    def listen(message: Any) -> None:
+        if message.type == "error":
+            errors.append(message.text)
+
+    for attempt in (1, 2):
+        errors.clear()
+        page.on("console", listen)
+        try:
+            cells = open_notebook(page, server, name, n_cells)
+            live = button(cells.nth(1).locator(".pw-card-plan").first, "Approve")
+            lost = cells.nth(1).get_by_text(LOST)
+            expect(live.or_(lost)).to_be_visible(timeout=CELL_TIMEOUT * 1000)
+            if live.is_visible() or attempt == 2:
+                expect(live).to_be_visible()
+                return cells
+            print(f"reload {attempt}: {LOST}; the page's console errors: {errors}")
+        finally:
+            page.remove_listener("console", listen)
+    raise AssertionError("unreachable")
 
 
 def button(where: Any, label: str) -> Any:
@@ -320,11 +357,9 @@ def test_an_unsigned_notebook_the_fallback_then_a_reload_and_approve(team: Team)
         copy.scroll_into_view_if_needed()
         copy.screenshot(path=str(SHOTS / "collab-unsigned-B-fallback.png"))
         # as it says: a reload gives B the live card
-        nbb = open_notebook(b, team.server, "unsigned.ipynb", len(cells))
-        expect(button(nbb.nth(1).locator(".pw-card-plan").first, "Approve")).to_be_visible(
-            timeout=CELL_TIMEOUT * 1000)
+        nbb = reload_live(b, team.server, "unsigned.ipynb", len(cells))
         # A reloads while the card waits, and approves there
-        nba = open_notebook(a, team.server, "unsigned.ipynb", len(cells))
+        nba = reload_live(a, team.server, "unsigned.ipynb", len(cells))
         plan = nba.nth(1).locator(".pw-card-plan").first
         a.wait_for_timeout(READING)
         button(plan, "Approve").click()
