@@ -67,6 +67,9 @@ def test_binder_environment_runs_the_plan_mode_notebook(tmp_path: Path) -> None:
     env["PATH"] = f"{bindir}{os.pathsep}{env.get('PATH', '')}"
     env["VIRTUAL_ENV"] = str(venv)
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    # no .pyc for every installed module at install time (Python writes those it imports
+    # when it imports them): the build is the claim, not its byte code
+    env["PIP_NO_COMPILE"] = "1"
 
     # repo2docker: pip install -r binder/requirements.txt, then binder/postBuild, from the root
     _run([str(bindir / "python"), "-m", "pip", "install", "-q", "-r",

@@ -546,13 +546,19 @@ def test_no_file_descriptor_left_at_cli_start(kernel: Kernel, workdir: Path,
 # -- 3. nothing left behind -------------------------------------------------------------------
 
 
+RESTARTS = 8
+
+
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
 @pytest.mark.timeout(900)
-def test_twenty_restarts_leave_no_process(workdir: Path) -> None:
+def test_restarts_leave_no_process(workdir: Path) -> None:
+    """Kernel restarts, each while a plan waits, leave no CLI or model behind. Eight: a
+    process a restart leaves shows after any one of them (twenty took 147 s of CI's time,
+    ~7 s a restart)."""
     k = Kernel(workdir)
     seen: set[int] = set()
     try:
-        for i in range(20):
+        for i in range(RESTARTS):
             k.execute("%load_ext plan_widgets\nimport plan_widgets", timeout=60)
             # mid-turn, with a plan pending: the cell returns while the card waits
             k.execute("%%claude --scripted fault_plan.yaml --plan\nPlan the work", timeout=120)
@@ -569,7 +575,7 @@ def test_twenty_restarts_leave_no_process(workdir: Path) -> None:
         while ours(workdir) and time.monotonic() < deadline:
             time.sleep(0.2)
         left = ours(workdir)
-        print(f"20 restarts: {at_once} CLI/model processes right after the last one, "
+        print(f"{RESTARTS} restarts: {at_once} CLI/model processes right after the last one, "
               f"{len(left)} after {time.monotonic() - t0:.1f} s")
         assert left == [], left
         assert not [p for p in seen if process_running(p)]
