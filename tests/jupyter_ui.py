@@ -11,6 +11,7 @@ URL differ. Every wait is bounded.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import re
@@ -21,19 +22,25 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import jupyter_pool
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 ARTIFACTS = REPO / "test-artifacts"
 SHOTS = ARTIFACTS / "screenshots"
 """Where the browser tests save their screenshots (made by :func:`notebook_with`)."""
-CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM = Path("/usr/bin/chromium-headless-shell")
+"""Debian's chromium-headless-shell: Chromium's headless shell, what Playwright itself runs
+for headless tests. MEASURED (2026-12-07, JupyterLab 4.6 opening a notebook and running two
+cells, side by side): 5.9 CPU-s against 8.5 for the full browser in its headless mode; CI's
+cores are busy for the whole run, so its time is the suite's CPU time."""
 CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -66,20 +73,24 @@ class Server:
     base: str
     token: str
     env: dict[str, str]
+    pid: int = 0
+    prefix: str = ""
+    """The test's folder, relative to what the server serves (a shared server serves ``/``)."""
 
     def url(self, name: str) -> str:
-        """The page that opens notebook ``name`` (relative to the server's root)."""
+        """The page that opens notebook ``name`` (relative to the test's folder)."""
+        path = urllib.parse.quote(f"{self.prefix}/{name}" if self.prefix else name)
         if self.ui == "lab":
-            return f"{self.base}/lab/tree/{name}?reset&token={self.token}"
-        return f"{self.base}/notebooks/{name}?token={self.token}"
+            return f"{self.base}/lab/tree/{path}?reset&token={self.token}"
+        return f"{self.base}/notebooks/{path}?token={self.token}"
 
 
 def require_browser() -> None:
     """Missing parts fail (CI installs them), they do not skip."""
     if not CHROMIUM.exists():
         pytest.fail(
-            f"Chromium is missing at {CHROMIUM}: install Debian's chromium package "
-            "(apt-get install -y chromium; scripts/test does it when run as root)",
+            f"Chromium is missing at {CHROMIUM}: install Debian's chromium-headless-shell "
+            "(apt-get install -y chromium-headless-shell; scripts/test does it as root)",
             pytrace=False,
         )
     for module, what in (("playwright", "playwright"), ("jupyterlab", "jupyterlab"),
@@ -126,7 +137,23 @@ def require_collab() -> Path:
 
 @contextlib.contextmanager
 def jupyter_server(tmp: Path, root: Path, ui: str, jupyter: Path | None = None,
-                   temp_in_home: bool = False) -> Iterator[Server]:
+                   temp_in_home: bool = False, shared: bool = True) -> Iterator[Server]:
+    """A Jupyter server for ``ui`` whose notebooks open from ``root``: this process's shared
+    one (tests/jupyter_pool.py: lent, then given back with no kernel running and default
+    settings), or with ``jupyter``, ``temp_in_home``, ``shared=False`` or while the shared one
+    is lent, one of the test's own (:func:`own_server`)."""
+    if shared and jupyter is None and not temp_in_home:
+        with jupyter_pool.lend(ui, lambda t, r: own_server(t, r, ui), _settings) as lent:
+            if lent is not None:
+                yield dataclasses.replace(lent, prefix=str(root.resolve()).lstrip("/"))
+                return
+    with own_server(tmp, root, ui, jupyter, temp_in_home) as server:
+        yield server
+
+
+@contextlib.contextmanager
+def own_server(tmp: Path, root: Path, ui: str, jupyter: Path | None = None,
+               temp_in_home: bool = False) -> Iterator[Server]:
     """Run ``jupyter lab`` or ``jupyter notebook`` on 127.0.0.1 with a token, serving
     ``root``; yields the Server. Stops it and everything it started. ``jupyter``: another
     venv's (:data:`COLLAB_VENV`); its kernel is that venv's Python. ``temp_in_home``: TMPDIR
@@ -172,7 +199,7 @@ def jupyter_server(tmp: Path, root: Path, ui: str, jupyter: Path | None = None,
                 f"jupyter {ui} not ready in {START_TIMEOUT} s:\n{tail(log_path)}"
             )
             time.sleep(0.2)
-        yield Server(ui, base, token, env)
+        yield Server(ui, base, token, env, proc.pid)
     finally:
         with contextlib.suppress(OSError):
             req = urllib.request.Request(f"{base}/api/shutdown?token={token}", method="POST")
@@ -221,12 +248,19 @@ def kill_leftovers(home: str) -> None:
 
 
 # -- the page ------------------------------------------------------------------------------------
-def browser(pw: Any, profile: Path, width: int = 1280, height: int = 1400) -> Any:
-    """Headless Debian Chromium (a persistent context: one profile folder per test)."""
-    return pw.chromium.launch_persistent_context(
-        user_data_dir=str(profile), executable_path=str(CHROMIUM), headless=True,
-        args=CHROMIUM_ARGS, viewport={"width": width, "height": height},
-    )
+@contextlib.contextmanager
+def driver() -> Iterator[Any]:
+    """This process's Playwright (tests/jupyter_pool.py): what ``sync_playwright()`` gave each
+    test, started once."""
+    yield jupyter_pool.driver()
+
+
+def browser(pw: Any, profile: Path | None = None, width: int = 1280,
+            height: int = 1400) -> Any:
+    """A new browser context (cookies, storage and pages of its own, as a profile of its own)
+    in this process's headless Chromium; ``profile`` is no longer used (close the context)."""
+    return jupyter_pool.chromium(pw, CHROMIUM, CHROMIUM_ARGS).new_context(
+        viewport={"width": width, "height": height})
 
 
 def open_notebook(page: Any, server: Server, name: str, n_cells: int) -> Any:

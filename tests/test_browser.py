@@ -10,15 +10,15 @@ config, data and runtime folders; tests/jupyter_ui.py) on a scratch copy of
 sheet, each of which would set ``window.__pwned`` and call ``alert()`` if it ran, and TeX that
 must not be typeset.
 
-Debian's Chromium (``/usr/bin/chromium``), driven by Playwright for Python (no browser
-download), runs the cells one at a time as a user would, until the plan card appears; it
-checks that the plan is rendered as Markdown and that no script ran, edits the plan (types a
-line into its edit box, previews it) and clicks Approve with the mouse, sees the mode marker
-come back to the resting mode and the approved work run (the file on disk, the turn's footer),
-opens the control bar's Rewind files (the files listed, then cancelled), then runs the rest of
-the notebook. The same checks run in both
-UIs. Screenshots go to ``test-artifacts/<ui>-*.png`` (``PLAN_WIDGETS_DOCS_IMG=1`` also
-refreshes ``docs/img/plan-card.png`` from JupyterLab's).
+Debian's Chromium headless shell (``/usr/bin/chromium-headless-shell``), driven by Playwright
+for Python (no browser download), runs the cells one at a time as a user would, until the plan
+card appears; it checks that the plan is rendered as Markdown and that no script ran, edits the
+plan (types a line into its edit box, previews it) and clicks Approve with the mouse, sees the
+mode marker come back to the resting mode and the approved work run (the file on disk, the
+turn's footer), opens the control bar's Rewind files (the files listed, then cancelled), then
+runs the rest of the notebook. The same checks run in both UIs. Screenshots go to ``test-
+artifacts/<ui>-*.png`` (``PLAN_WIDGETS_DOCS_IMG=1`` also refreshes ``docs/img/plan-card.png``
+from JupyterLab's).
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ from jupyter_ui import (
     assert_no_math,
     assert_nothing_ran,
     browser,
+    driver,
     jupyter_server,
     open_notebook,
     our_processes,
@@ -109,7 +110,7 @@ def _pending_plan_card(page: Any) -> Any:
 @pytest.mark.parametrize("ui", UIS)
 def test_plan_mode_notebook_in_a_real_browser(tmp_path: Path, ui: str) -> None:
     require_browser()
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     root = tmp_path / "root"
     root.mkdir()
@@ -120,7 +121,7 @@ def test_plan_mode_notebook_in_a_real_browser(tmp_path: Path, ui: str) -> None:
     def shot(where: Any, what: str, **kw: Any) -> None:
         where.screenshot(path=str(ARTIFACTS / f"{ui}-{what}.png"), **kw)
 
-    with jupyter_server(tmp_path, root, ui) as server, sync_playwright() as pw:
+    with jupyter_server(tmp_path, root, ui) as server, driver() as pw:
         context = browser(pw, tmp_path / "chromium-profile")
         try:
             page = context.new_page()

@@ -22,6 +22,7 @@ from jupyter_ui import (
     assert_no_errors,
     assert_nothing_ran,
     browser,
+    driver,
     jupyter_server,
     notebook_with,
     open_notebook,
@@ -46,12 +47,12 @@ CELLS = [
 @pytest.mark.parametrize("ui", UIS)
 def test_a_background_agent_in_a_real_browser(tmp_path: Path, ui: str) -> None:
     require_browser()
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     root, notebook = notebook_with(tmp_path, SCRIPTS / "agents_background.yaml",
                                    "agents.ipynb", CELLS)
 
-    with jupyter_server(tmp_path, root, ui) as server, sync_playwright() as pw:
+    with jupyter_server(tmp_path, root, ui) as server, driver() as pw:
         context = browser(pw, tmp_path / "chromium-profile", WIDTHS[-1], HEIGHT)
         page = context.new_page()
         try:

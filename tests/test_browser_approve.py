@@ -39,6 +39,7 @@ from jupyter_ui import (
     assert_no_errors,
     browser,
     code_notebook,
+    driver,
     jupyter_server,
     open_notebook,
     require_browser,
@@ -69,7 +70,6 @@ def served(request: pytest.FixtureRequest,
            tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     """One JupyterLab (or Notebook 7) and one Chromium for the module's tests."""
     require_browser()
-    from playwright.sync_api import sync_playwright
 
     ui = str(request.param)
     tmp = tmp_path_factory.mktemp(f"approve-{ui}")
@@ -77,7 +77,7 @@ def served(request: pytest.FixtureRequest,
     root.mkdir()
     shutil.copy(SCRIPT, root / SCRIPT.name)
     SHOTS.mkdir(parents=True, exist_ok=True)
-    with jupyter_server(tmp, root, ui) as server, sync_playwright() as pw:
+    with jupyter_server(tmp, root, ui) as server, driver() as pw:
         context = browser(pw, tmp / "chromium-profile", WIDTH, HEIGHT)
         try:
             yield Served(ui, server, root, context)

@@ -17,6 +17,7 @@ from jupyter_ui import (
     UI_TIMEOUT,
     assert_no_errors,
     browser,
+    driver,
     jupyter_server,
     notebook_with,
     open_notebook,
@@ -37,10 +38,10 @@ CELLS = [
 
 def test_retry_countdown_and_compaction_line_in_jupyterlab(tmp_path: Path) -> None:
     require_browser()
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     root, _ = notebook_with(tmp_path, SCRIPTS / "badday_retry.yaml", "badday.ipynb", CELLS)
-    with jupyter_server(tmp_path, root, "lab") as server, sync_playwright() as pw:
+    with jupyter_server(tmp_path, root, "lab") as server, driver() as pw:
         context = browser(pw, tmp_path / "chromium-profile", 1200, 900)
         page = context.new_page()
         try:

@@ -34,6 +34,7 @@ from jupyter_ui import (
     assert_nothing_ran,
     browser,
     code_notebook,
+    driver,
     jupyter_server,
     open_notebook,
     record_dialogs,
@@ -191,7 +192,7 @@ def _check_card(m: dict[str, Any], what: str) -> list[str]:
 @pytest.mark.parametrize("ui", UIS)
 def test_cards_in_a_real_browser(tmp_path: Path, ui: str) -> None:
     require_browser()
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     root = tmp_path / "root"
     root.mkdir()
@@ -200,7 +201,7 @@ def test_cards_in_a_real_browser(tmp_path: Path, ui: str) -> None:
     saved: list[Path] = []
     problems: list[str] = []  # layout problems, all reported at the end
 
-    with jupyter_server(tmp_path, root, ui) as server, sync_playwright() as pw:
+    with jupyter_server(tmp_path, root, ui) as server, driver() as pw:
         context = browser(pw, tmp_path / "chromium-profile", WIDTHS[-1], HEIGHT)
         page = context.new_page()
         try:

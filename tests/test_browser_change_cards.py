@@ -26,6 +26,7 @@ from jupyter_ui import (
     assert_no_errors,
     assert_nothing_ran,
     browser,
+    driver,
     jupyter_server,
     notebook_with,
     open_notebook,
@@ -84,11 +85,11 @@ def _dark(page: Any) -> None:
 
 def test_change_cards_light_and_dark(tmp_path: Path) -> None:
     require_browser()
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     root, notebook = notebook_with(tmp_path, SCRIPT, "changes.ipynb", CELLS)
     saved: list[Path] = []
-    with jupyter_server(tmp_path, root, "lab") as server, sync_playwright() as pw:
+    with jupyter_server(tmp_path, root, "lab") as server, driver() as pw:
         context = browser(pw, tmp_path / "chromium-profile", 1100, 1300)
         page = context.new_page()
         dialogs = record_dialogs(page)

@@ -17,6 +17,7 @@ from jupyter_ui import (
     UI_TIMEOUT,
     UIS,
     browser,
+    driver,
     jupyter_server,
     notebook_with,
     open_notebook,
@@ -33,13 +34,13 @@ CELLS = [OPENING, ("code", "%%claude\nplease /gre"), ("code", "%%claude\nlook at
 @pytest.mark.parametrize("ui", UIS)
 def test_tab_completes_a_command_and_a_path(tmp_path: Path, ui: str) -> None:
     require_browser()
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     root, _ = notebook_with(tmp_path, SCRIPTS / "notebook_tools.yaml", "tab.ipynb", CELLS)
     (root / ".claude" / "commands").mkdir(parents=True)
     (root / ".claude" / "commands" / "greet.md").write_text("Say hello to $ARGUMENTS.\n")
     (root / "sales_2024.csv").write_text("a\n")
-    with jupyter_server(tmp_path, root, ui) as server, sync_playwright() as pw:
+    with jupyter_server(tmp_path, root, ui) as server, driver() as pw:
         context = browser(pw, tmp_path / "chromium-profile")
         page = context.new_page()
         try:

@@ -19,6 +19,7 @@ from jupyter_ui import (
     assert_no_errors,
     browser,
     code_notebook,
+    driver,
     jupyter_server,
     open_notebook,
     require_browser,
@@ -37,7 +38,7 @@ def test_the_probe_leaves_nothing_in_the_console(ui: str, tmp_path: Path,
     import json
     import shutil
 
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     monkeypatch.delenv("PLAN_WIDGETS_UNATTENDED", raising=False)  # detect, as users do
     monkeypatch.delenv("PLAN_WIDGETS_RULES", raising=False)
@@ -52,7 +53,7 @@ def test_the_probe_leaves_nothing_in_the_console(ui: str, tmp_path: Path,
                       "      u._presence.answered_after)\n"
                       "await plan_widgets.get().close()")]
     (root / "console.ipynb").write_text(json.dumps(code_notebook(cells)), encoding="utf-8")
-    with jupyter_server(tmp_path, root, ui) as server, sync_playwright() as pw:
+    with jupyter_server(tmp_path, root, ui) as server, driver() as pw:
         context = browser(pw, tmp_path / "chromium-profile")
         try:
             page = context.new_page()

@@ -39,6 +39,7 @@ from jupyter_ui import (
     assert_no_errors,
     browser,
     code_notebook,
+    driver,
     jupyter_server,
     open_notebook,
     run_cell,
@@ -171,7 +172,7 @@ def test_every_text_is_readable_in_each_theme(tmp_path: Path) -> None:
     from jupyter_ui import require_browser
 
     require_browser()
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     root = tmp_path / "root"
     root.mkdir()
@@ -182,7 +183,7 @@ def test_every_text_is_readable_in_each_theme(tmp_path: Path) -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
     problems: list[str] = []
     measured: dict[str, str] = {}
-    with jupyter_server(tmp_path, root, "lab") as server, sync_playwright() as pw:
+    with jupyter_server(tmp_path, root, "lab") as server, driver() as pw:
         context = browser(pw, tmp_path / "chromium-profile", 1000, 1400)
         page = context.new_page()
         try:

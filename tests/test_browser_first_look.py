@@ -30,6 +30,7 @@ from jupyter_ui import (
     assert_no_errors,
     assert_nothing_ran,
     browser,
+    driver,
     jupyter_server,
     notebook_with,
     open_notebook,
@@ -81,11 +82,11 @@ _BREAKS = r"""(card) => {
 @pytest.mark.parametrize("ui", UIS)
 def test_a_plan_turn_a_new_user_sees(tmp_path: Path, ui: str) -> None:
     require_browser()
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     root, notebook = notebook_with(tmp_path, SCRIPT, "first_look.ipynb", CELLS)
 
-    with jupyter_server(tmp_path, root, ui) as server, sync_playwright() as pw:
+    with jupyter_server(tmp_path, root, ui) as server, driver() as pw:
         # opened wide (at 900 px JupyterLab's toolbar kept saying "No Kernel"), then narrowed
         context = browser(pw, tmp_path / "chromium-profile", 1400, HEIGHT)
         page = context.new_page()
@@ -174,7 +175,7 @@ def test_the_demo_notebook_as_saved(tmp_path: Path, ui: str) -> None:
     """The notebook the README's demo opens, before a cell runs: its saved outputs show how
     the plan was decided, with no widget to load."""
     require_browser()
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     demo = Path(__file__).resolve().parents[1] / "notebooks" / "02_plan_mode.ipynb"
     root = tmp_path / "root"
@@ -182,7 +183,7 @@ def test_the_demo_notebook_as_saved(tmp_path: Path, ui: str) -> None:
     shutil.copy(demo, root / demo.name)
     n = len(json.loads(demo.read_text(encoding="utf-8"))["cells"])
     SHOTS.mkdir(parents=True, exist_ok=True)
-    with jupyter_server(tmp_path, root, ui) as server, sync_playwright() as pw:
+    with jupyter_server(tmp_path, root, ui) as server, driver() as pw:
         context = browser(pw, tmp_path / "chromium-profile", 1400, HEIGHT)
         page = context.new_page()
         try:

@@ -23,6 +23,7 @@ from jupyter_ui import (
     UIS,
     assert_no_errors,
     browser,
+    driver,
     jupyter_server,
     notebook_with,
     open_notebook,
@@ -51,7 +52,7 @@ def where(page: Any) -> dict[str, Any]:
 def test_after_a_click_on_a_card_shift_enter_runs_the_selected_cell(
         ui: str, tmp_path: Path) -> None:
     require_browser()
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     cells = [OPENING,
              ("code", "%%claude --scripted browser_keep_place.yaml --mode default --cwd $work\n"
@@ -60,7 +61,7 @@ def test_after_a_click_on_a_card_shift_enter_runs_the_selected_cell(
              ("code", "print('third')"),
              CLOSING]
     root, _nb = notebook_with(tmp_path, SCRIPT, "keep.ipynb", cells)
-    with jupyter_server(tmp_path, root, ui) as server, sync_playwright() as pw:
+    with jupyter_server(tmp_path, root, ui) as server, driver() as pw:
         context = browser(pw, tmp_path / "chromium-profile")
         page = context.new_page()
         page.set_default_timeout(UI_TIMEOUT * 1000)

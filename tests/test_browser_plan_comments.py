@@ -24,6 +24,7 @@ from jupyter_ui import (
     assert_no_math,
     assert_nothing_ran,
     browser,
+    driver,
     jupyter_server,
     notebook_with,
     open_notebook,
@@ -50,13 +51,13 @@ FEEDBACK = "Keep it short, and name the user."
 @pytest.mark.parametrize("ui", UIS)
 def test_plan_comments_in_a_real_browser(tmp_path: Path, ui: str) -> None:
     require_browser()
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     root, notebook = notebook_with(tmp_path, SCRIPTS / "plan_comments.yaml", "comments.ipynb",
                                    CELLS)
     problems: list[str] = []
 
-    with jupyter_server(tmp_path, root, ui) as server, sync_playwright() as pw:
+    with jupyter_server(tmp_path, root, ui) as server, driver() as pw:
         context = browser(pw, tmp_path / "chromium-profile", WIDTHS[-1], HEIGHT)
         page = context.new_page()
         try:

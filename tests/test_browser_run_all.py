@@ -36,6 +36,7 @@ from jupyter_ui import (
     Server,
     browser,
     code_notebook,
+    driver,
     jupyter_server,
     open_notebook,
     require_browser,
@@ -67,7 +68,6 @@ def served(tmp: Path, ui: str, settings: dict[str, Any] | None = None,
     """A server of ``ui`` (``settings``: more user settings, by plugin; ``kernel_env``: the
     python3 kernel's environment) and one Chromium: ``(server, root, context)``."""
     require_browser()
-    from playwright.sync_api import sync_playwright
 
     root = tmp / "root"
     root.mkdir()
@@ -85,7 +85,8 @@ def served(tmp: Path, ui: str, settings: dict[str, Any] | None = None,
         (spec / "kernel.json").write_text(json.dumps({
             "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
             "display_name": KERNEL, "language": "python", "env": kernel_env}))
-    with jupyter_server(tmp, root, ui) as server, sync_playwright() as pw:
+    own = bool(settings or kernel_env)  # its own settings or kernel: a server of its own
+    with jupyter_server(tmp, root, ui, shared=not own) as server, driver() as pw:
         context = browser(pw, tmp / "chromium-profile")
         try:
             yield server, root, context

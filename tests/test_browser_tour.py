@@ -35,6 +35,7 @@ from jupyter_ui import (
     UI_TIMEOUT,
     Server,
     browser,
+    driver,
     jupyter_server,
     open_notebook,
     require_browser,
@@ -72,7 +73,7 @@ def tour(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tour]:
     """One JupyterLab and one Chromium page for the module; the notebooks and their scripts
     copied into its root, each notebook's execution counts cleared."""
     require_browser()
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     tmp = tmp_path_factory.mktemp("tour")
     root = tmp / "root"
@@ -84,7 +85,7 @@ def tour(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tour]:
                 cell["execution_count"] = None
         (root / nb.name).write_text(json.dumps(data), encoding="utf-8")
     SHOTS.mkdir(parents=True, exist_ok=True)
-    with jupyter_server(tmp, root, "lab", temp_in_home=True) as server, sync_playwright() as pw:
+    with jupyter_server(tmp, root, "lab", temp_in_home=True) as server, driver() as pw:
         context = browser(pw, tmp / "chromium-profile", WIDTH, HEIGHT)
         page = context.new_page()
         # a card comes after the CLI's start and the model's steps: a cell's time, not a

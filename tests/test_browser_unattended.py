@@ -13,6 +13,7 @@ from jupyter_ui import (
     UI_TIMEOUT,
     assert_no_errors,
     browser,
+    driver,
     jupyter_server,
     open_notebook,
     require_browser,
@@ -26,14 +27,14 @@ pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 def test_a_person_in_jupyterlab_gets_live_cards(tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     require_browser()
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     monkeypatch.delenv("PLAN_WIDGETS_UNATTENDED", raising=False)  # detect, as users do
     monkeypatch.delenv("PLAN_WIDGETS_RULES", raising=False)
     root = tmp_path / "root"
     root.mkdir()
     nb = _notebook(root)
-    with jupyter_server(tmp_path, root, "lab") as server, sync_playwright() as pw:
+    with jupyter_server(tmp_path, root, "lab") as server, driver() as pw:
         context = browser(pw, tmp_path / "chromium-profile")
         try:
             page = context.new_page()

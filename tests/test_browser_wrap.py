@@ -19,6 +19,7 @@ from jupyter_ui import (
     UI_TIMEOUT,
     UIS,
     browser,
+    driver,
     jupyter_server,
     notebook_with,
     open_notebook,
@@ -66,10 +67,10 @@ _MEASURE = r"""(turn) => {
 @pytest.mark.parametrize("ui", UIS)
 def test_long_paths_in_live_tool_lines_wrap(tmp_path: Path, ui: str) -> None:
     require_browser()
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     root, _ = notebook_with(tmp_path, SCRIPTS / "long_paths.yaml", "deep.ipynb", CELLS)
-    with jupyter_server(tmp_path, root, ui) as server, sync_playwright() as pw:
+    with jupyter_server(tmp_path, root, ui) as server, driver() as pw:
         # opened wide (at 800 px the toolbar folds away its kernel indicator), then narrowed
         context = browser(pw, tmp_path / "chromium-profile", 1400, HEIGHT)
         page = context.new_page()
