@@ -78,7 +78,7 @@ def main(ui: str, when: str) -> None:
             env[k] = str(tmp / k.lower())
         subprocess.run([str(Path(sys.executable).parent / "jupyter"), "trust",
                         str(root / "m.ipynb")], env=env, check=True)
-    with jupyter_server(tmp, root, ui) as server, sync_playwright() as pw:
+    with jupyter_server(tmp, root, ui, shared=False) as server, sync_playwright() as pw:
         expect.set_options(timeout=60_000)
         pages = {}
         for who in "AB":

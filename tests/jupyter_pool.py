@@ -17,6 +17,7 @@ test changed (a theme, say) reset. A server or browser that died is started agai
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import contextlib
 import json
@@ -31,17 +32,37 @@ from pathlib import Path
 from typing import Any
 
 _DRIVER: dict[str, Any] = {}
-"""This process's Playwright ("pw") and Chromium ("browser"), started at first use."""
+"""This process's Playwright ("pw"), its event loop ("loop") and Chromium ("browser"), started
+at first use."""
+_HELD = [0]
+"""How many ``driver()`` blocks are open now (a module's fixture and its tests may nest)."""
 
 
-def driver() -> Any:
-    """This process's Playwright (started once, stopped when the process exits)."""
+@contextlib.contextmanager
+def driver() -> Iterator[Any]:
+    """This process's Playwright, started once and parked between browser tests.
+
+    Playwright's sync API runs its asyncio loop in a greenlet of the main thread and leaves it
+    set as the thread's running loop; a later test in the same worker that calls
+    ``asyncio.run`` (or jupyter_client's blocking API) then fails with "cannot be called from
+    a running event loop" (CI: 139 tests, once the driver outlived its test). So the loop is
+    unset when the last block closes and set again when the next one opens (measured: pages,
+    ``asyncio.run`` and a jupyter_client kernel in turns, in one process, all work)."""
     if "pw" not in _DRIVER:
         from playwright.sync_api import sync_playwright
 
         _DRIVER["pw"] = sync_playwright().start()
+        _DRIVER["loop"] = asyncio.events._get_running_loop()
         atexit.register(_stop_driver)
-    return _DRIVER["pw"]
+    elif _HELD[0] == 0:
+        asyncio.events._set_running_loop(_DRIVER["loop"])
+    _HELD[0] += 1
+    try:
+        yield _DRIVER["pw"]
+    finally:
+        _HELD[0] -= 1
+        if _HELD[0] == 0:
+            asyncio.events._set_running_loop(None)
 
 
 def chromium(pw: Any, executable: Path, args: list[str]) -> Any:
@@ -54,11 +75,15 @@ def chromium(pw: Any, executable: Path, args: list[str]) -> Any:
 
 
 def _stop_driver() -> None:
+    if "pw" not in _DRIVER:
+        return
+    asyncio.events._set_running_loop(_DRIVER["loop"])
     with contextlib.suppress(Exception):
         if "browser" in _DRIVER:
             _DRIVER.pop("browser").close()
     with contextlib.suppress(Exception):
         _DRIVER.pop("pw").stop()
+    asyncio.events._set_running_loop(None)
 
 
 @dataclass

@@ -130,8 +130,9 @@ def require_collab() -> Path:
     jupyter = COLLAB_VENV / "bin" / "jupyter"
     if not jupyter.exists():
         pytest.fail(f"{COLLAB_VENV} is missing: scripts/test makes it (python -m venv "
-                    f"{COLLAB_VENV.name} && {COLLAB_VENV.name}/bin/pip install -e . "
-                    "--group browser --group collab)", pytrace=False)
+                    f"{COLLAB_VENV.name} && uv pip install --python "
+                    f"{COLLAB_VENV.name}/bin/python -e . --group browser --group collab)",
+                    pytrace=False)
     return jupyter
 
 
@@ -248,11 +249,10 @@ def kill_leftovers(home: str) -> None:
 
 
 # -- the page ------------------------------------------------------------------------------------
-@contextlib.contextmanager
-def driver() -> Iterator[Any]:
+def driver() -> contextlib.AbstractContextManager[Any]:
     """This process's Playwright (tests/jupyter_pool.py): what ``sync_playwright()`` gave each
-    test, started once."""
-    yield jupyter_pool.driver()
+    test, started once and parked between tests."""
+    return jupyter_pool.driver()
 
 
 def browser(pw: Any, profile: Path | None = None, width: int = 1280,
