@@ -24,6 +24,7 @@ import json
 import os
 import signal
 import tempfile
+import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack
@@ -147,7 +148,7 @@ def _alive(server: Any) -> bool:
 
 def _api(server: Any, path: str, method: str = "GET") -> Any:
     req = urllib.request.Request(f"{server.base}{path}?token={server.token}", method=method)
-    with urllib.request.urlopen(req, timeout=30) as r:
+    with urllib.request.urlopen(req, timeout=60) as r:
         body = r.read()
     return json.loads(body) if body else None
 
@@ -160,6 +161,9 @@ def _give_back(server: Any, settings: Callable[[Path], None]) -> None:
         for k in _api(server, "/api/kernels"):
             with contextlib.suppress(OSError):
                 _api(server, f"/api/kernels/{k['id']}", "DELETE")  # waits for its shutdown
+        deadline = time.monotonic() + 60  # (bounded: under load a shutdown takes seconds)
+        while _api(server, "/api/kernels") and time.monotonic() < deadline:
+            time.sleep(0.5)
     keep = {server.pid}
     for pid, _argv in our_processes(server.env["HOME"]):
         if pid not in keep:

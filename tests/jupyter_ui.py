@@ -74,6 +74,7 @@ class Server:
     token: str
     env: dict[str, str]
     pid: int = 0
+    log: Path = Path("/dev/null")
     prefix: str = ""
     """The test's folder, relative to what the server serves (a shared server serves ``/``)."""
 
@@ -200,7 +201,7 @@ def own_server(tmp: Path, root: Path, ui: str, jupyter: Path | None = None,
                 f"jupyter {ui} not ready in {START_TIMEOUT} s:\n{tail(log_path)}"
             )
             time.sleep(0.2)
-        yield Server(ui, base, token, env, proc.pid)
+        yield Server(ui, base, token, env, proc.pid, log_path)
     finally:
         with contextlib.suppress(OSError):
             req = urllib.request.Request(f"{base}/api/shutdown?token={token}", method="POST")
@@ -273,10 +274,13 @@ def open_notebook(page: Any, server: Server, name: str, n_cells: int) -> Any:
     cells = panel.locator(".jp-Notebook .jp-Cell")
     expect(cells).to_have_count(n_cells, timeout=START_TIMEOUT * 1000)
     # The kernel is up and idle (the toolbar names it, the indicator says idle).
-    expect(panel.locator(".jp-Toolbar-kernelName")).not_to_have_text(
-        re.compile("No Kernel"), timeout=START_TIMEOUT * 1000)
-    expect(panel.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']")
-           ).to_have_count(1, timeout=START_TIMEOUT * 1000)
+    try:
+        expect(panel.locator(".jp-Toolbar-kernelName")).not_to_have_text(
+            re.compile("No Kernel"), timeout=START_TIMEOUT * 1000)
+        expect(panel.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']")
+               ).to_have_count(1, timeout=START_TIMEOUT * 1000)
+    except AssertionError as e:  # the server's word on its kernels (a shared one's log goes)
+        raise AssertionError(f"{e}\n-- the server's log:\n{tail(server.log, 60)}") from None
     cells.first.locator(".jp-InputPrompt, .jp-Cell-inputArea").first.click()
     page.keyboard.press("Escape")
     return cells
