@@ -1,9 +1,10 @@
 """Issue 5 end to end: a kernel dies with a plan pending; a new kernel resumes the session.
 
-The first kernel is shut down hard (``shutdown_kernel(now=True)``: no cleanup runs in it, like
-a crash or a restart from the frontend). The second kernel starts in the same working
-directory, so the event log (``<cwd>/.plan_widgets/sessions``) and the CLI's own transcript
-(the scratch HOME is ``<cwd>/.home``) are still there.
+The first kernel is killed (SIGKILL: no cleanup runs in it, as in a crash; a restart from the
+frontend interrupts the kernel first, and a pending plan then ends 'cancelled by interrupt').
+The second kernel starts in the same working directory, so the event log
+(``<cwd>/.plan_widgets/sessions``) and the CLI's own transcript (the scratch HOME is
+``<cwd>/.home``) are still there.
 """
 
 from __future__ import annotations
@@ -87,7 +88,7 @@ def run_until_pending_plan(workdir: Path) -> dict[str, Any]:
         assert facts["mode"] == "plan" and facts["model"] and facts["cost"] > 0
         assert len(facts["approved"]) == 1
     finally:
-        k.shutdown()  # hard: the pending plan's callback dies with the kernel
+        k.crash()  # the pending plan's callback dies with the kernel
     return facts
 
 
@@ -195,7 +196,7 @@ def test_resume_in_a_cell_and_from_code(workdir: Path) -> None:
         cost = float(k.eval("plan_widgets.get().state.cost_usd"))
         assert cost > facts["cost"]
     finally:
-        k.shutdown()  # hard again
+        k.crash()  # again
 
     # plan_widgets.session(resume=ID): the Python API, a second restart on the same log
     k = start(workdir)
