@@ -264,6 +264,39 @@ def test_03_keep_planning_with_other_feedback(tour: Tour) -> None:
     _shut_kernels(tour.server)
 
 
+# -- 05: the one plan sent back with a note before it is approved -------------------------------
+
+NOTE_05 = "Greet in French too."
+
+
+def test_05_history_plan_sent_back_then_approved(tour: Tour) -> None:
+    """The decider approves the one plan at once; the person sends it back with a note first:
+    the revised plan and the reply quote it, and the history, the log folded again and the
+    session resumed after its close all hold the one approved plan."""
+    from playwright.sync_api import expect
+
+    agent = 5
+
+    def decide(page: Any, cells: Any, _i: int) -> None:
+        cell = cells.nth(agent)
+        keep_planning(live(cell, "plan"), NOTE_05)
+        revised = live(cell, "plan", "Revised plan: review")
+        expect(revised).to_contain_text(f"Your note: {NOTE_05}", timeout=CELL_TIMEOUT * 1000)
+        expect(cell).to_contain_text(f"Revising the plan with your note: “{NOTE_05}”")
+        button(revised, "Approve").click()
+        expect(cell.locator(".pw-turn.pw-static")).to_contain_text(
+            "Done: hello.py is written.", timeout=CELL_TIMEOUT * 1000)
+
+    cells = run_tour(tour, "05_history_and_resume.ipynb", {agent: decide})
+    expect(cells.nth(14)).to_contain_text("approved plans: ['# Plan: add a greeting']")
+    expect(cells.nth(20)).to_contain_text("approved plans: ['# Plan: add a greeting']")
+    expect(cells.nth(22)).to_contain_text("The codeword is **PELICAN-42**")
+    cards = cells.nth(agent).locator(".pw-card-plan")
+    expect(cards).to_have_count(2)
+    shoot(tour, {"plan-sent-back": cards.nth(0), "plan-approved": cards.nth(1)}, "05")
+    _shut_kernels(tour.server)
+
+
 # -- 04: Red and Medium, the removal allowed ---------------------------------------------------
 
 
@@ -487,8 +520,8 @@ def test_10_your_setup_tool_denied(tour: Tour) -> None:
 
 # -- the other notebooks: one pass, every card decided as the notebook invites -----------------
 
-FEW_CARDS = ("01_quickstart.ipynb", "05_history_and_resume.ipynb", "11_bad_day.ipynb")
-"""The notebooks whose cards only invite Approve (05: one plan), or have none."""
+FEW_CARDS = ("01_quickstart.ipynb", "11_bad_day.ipynb")
+"""The notebooks with no card to decide."""
 
 
 def as_invited(page: Any, cells: Any, i: int) -> None:
@@ -516,6 +549,6 @@ def tour_as_invited(t: Tour, names: tuple[str, ...]) -> None:
 
 
 @pytest.mark.timeout(600)
-def test_notebooks_01_05_11_as_invited(tour: Tour) -> None:
-    """The same pass over the notebooks with one card (05) or none."""
+def test_notebooks_01_11_as_invited(tour: Tour) -> None:
+    """The same pass over the notebooks with no card to decide."""
     tour_as_invited(tour, FEW_CARDS)
