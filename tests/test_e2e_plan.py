@@ -93,6 +93,16 @@ def test_approve_auto_accept_edits(kernel: Kernel, workdir: Path) -> None:
     kernel.execute("%%claude --scripted plan_approve.yaml --plan\nAdd a greeting script")
     kernel.click(kernel.wait_widget("ButtonModel", description="Approve, auto-accept edits"))
     wait_idle(kernel)
+    # the card's fixed controls were opened while the model wrote the plan (issue 46: the
+    # card then waits behind fewer comm_opens): before the plan's own Output
+    with kernel._lock:
+        states = [m["content"]["data"]["state"] for m in kernel.messages
+                  if m["header"]["msg_type"] == "comm_open"]
+    opened = [(s.get("_model_name"), s.get("description"), "Plan: add a greeting" in str(
+        s.get("outputs"))) for s in states]
+    plan = opened.index(("OutputModel", None, True))
+    assert {("ButtonModel", b, False) for b in ("Approve", "Keep planning", "Edit")} <= set(
+        opened[:plan]), opened
     # no tool card: acceptEdits lets the Write through, and the resting mode stays default
     assert not kernel.find_widgets("ButtonModel", description="Allow")
     assert (workdir / "hello.py").exists()

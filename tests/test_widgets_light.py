@@ -94,8 +94,10 @@ def comms(monkeypatch: pytest.MonkeyPatch) -> Comms:
     monkeypatch.setattr(_widget.comm, "create_comm", rec.create_comm)
     monkeypatch.setattr(_widget, "_instances", {})  # only this test's widgets
     from plan_widgets.widgets import shared
+    from plan_widgets.widgets.kinds import plan_spares
 
     monkeypatch.setattr(shared, "_SHARED", {})  # this recorder's shared models
+    monkeypatch.setattr(plan_spares, "_SPARE", {})  # ... and spare controls
     return rec
 
 
@@ -180,6 +182,47 @@ def test_a_card_costs_at_most_half_the_comm_opens(comms: Comms, kind: str) -> No
     first, then = run(main())
     print(f"{kind} card: {first} comm_opens (before: {BEFORE[kind]})")
     assert first == then and first * 2 <= BEFORE[kind] + 2 * ADDED.get(kind, 0)
+
+
+def test_a_plan_cards_controls_opened_ahead_leave_it_only_its_own(comms: Comms) -> None:
+    """Issue 46: the card's fixed controls, opened while the model writes the plan, are the
+    card's own once it takes them; after the request it opens only the plan, the Approve
+    target, the status line and its box. It looks and works as a card that made them."""
+    from plan_widgets.widgets.kinds import plan_spares
+    from plan_widgets.widgets.kinds.plan_targets import into
+    from plan_widgets.widgets.shared import warm
+
+    def look(card: Any) -> list[tuple[Any, ...]]:
+        return [(type(c).__name__, getattr(c, "description", None), c.tooltip
+                 if c.has_trait("tooltip") else None, getattr(c, "button_style", None),
+                 getattr(c, "placeholder", None), c.layout, getattr(c, "style", None),
+                 c._dom_classes) for c in card.children]
+
+    async def main() -> None:
+        warm()
+        made = _card("plan")  # nothing ready: the card makes them (as before issue 46)
+        assert plan_spares.ready("default") == 7 and plan_spares.ready("default") == 0
+        base = len(comms.opened)
+        d = PlanDecision("# Plan\n\n1. step", "/tmp/p.md", "default")
+        d.last_target = "acceptEdits"  # Approve leads where the last plan went
+        card = card_for(d)
+        assert sorted(comms.opened[base:]) == ["BoxModel", "DropdownModel", "HTMLModel",
+                                               "OutputModel"]
+        assert plan_spares._SPARE == {}  # taken once: the next card makes its own
+        assert card.approve_button.tooltip == into(("acceptEdits", False), "default")
+        fresh = look(made)
+        assert [x for x in look(card) if x[0] != "Button" or x[1] != "Approve"] == [
+            x for x in fresh if x[0] != "Button" or x[1] != "Approve"]
+        _card("plan")
+        assert len(comms.opened) - base == 4 + len(made.children)  # (KeepPlace: shared; box)
+        # a session resting in acceptEdits has no auto-accept shortcut: none is made for it
+        assert plan_spares.ready("acceptEdits") == 6
+        card.approve_button.click()  # a spare's click reaches the decision
+        assert d.outcome is not None and d.outcome.mode == "acceptEdits"
+
+    from plan_widgets.widgets.kinds import card_for
+
+    run(main())
 
 
 def test_the_widgets_are_what_a_user_acts_on(comms: Comms) -> None:
