@@ -176,7 +176,9 @@ def test_an_empty_plan_is_refused_without_troubling_the_user(
         kernel: Kernel, workdir: Path) -> None:
     kernel.execute("%%claude --scripted plan_guard.yaml --plan\nempty plan please")
     wait_idle(kernel)
-    assert not kernel.find_widgets("ButtonModel", description="Approve")
+    # no plan card: no Approve target picker (a card's own model; its buttons may have been
+    # opened ahead, unshown, while the model wrote: kinds/plan_spares)
+    assert not kernel.find_widgets("DropdownModel", _dom_classes=["pw-approve-into"])
     assert any("No plan was written" in r["tool_result"] for r in requests_of(workdir))
     assert kernel.eval("plan_widgets.get().pending") == "None"
 
