@@ -120,8 +120,8 @@ def install() -> None:
         return
     ready = plan_spares.ready
 
-    def ready_unless(resting_mode: str) -> int:
-        return 0 if NO_SPARES[0] else ready(resting_mode)
+    def ready_unless(resting_mode: str, owner: Any = None) -> int:
+        return 0 if NO_SPARES[0] else ready(resting_mode, owner)
 
     plan_spares.ready = ready_unless
 

@@ -98,6 +98,7 @@ def comms(monkeypatch: pytest.MonkeyPatch) -> Comms:
 
     monkeypatch.setattr(shared, "_SHARED", {})  # this recorder's shared models
     monkeypatch.setattr(plan_spares, "_SPARE", {})  # ... and spare controls
+    monkeypatch.setattr(plan_spares, "_ASKED", [None])
     return rec
 
 
@@ -224,6 +225,53 @@ def test_a_plan_cards_controls_opened_ahead_leave_it_only_its_own(comms: Comms) 
         assert d.outcome is not None and d.outcome.mode == "acceptEdits"
 
     from plan_widgets.widgets.kinds import card_for
+
+    run(main())
+
+
+def test_plan_controls_opened_ahead_are_never_shown_and_close_with_their_turn(
+        comms: Comms, displays: list[Handle]) -> None:
+    """Issue 46: the controls a plan-mode turn opens ahead of a plan card are in no display
+    (nothing a person could click: they have no callback yet); a turn that ends without a plan
+    closes them, so a kernel whose turns never bring a plan keeps none from turn to turn; a
+    turn that ended does not close the set a later turn asked for."""
+    from plan_widgets.widgets import ControlBar, WidgetTurnView
+    from plan_widgets.widgets.kinds import plan_spares
+
+    def tree(root: Any) -> set[int]:
+        seen, stack = set(), [root]
+        while stack:
+            x = stack.pop()
+            if id(x) not in seen:
+                seen.add(id(x))
+                stack.extend(getattr(x, "children", ()))
+        return seen
+
+    async def main() -> None:
+        s = _session()
+        s.plan_in_force, s.options = True, SimpleNamespace(mode="default", cwd="/w")
+        bar = ControlBar(s)
+        before = live(comms)  # the bar's models
+        for _turn in range(3):  # turns in plan mode that bring no plan
+            view = WidgetTurnView(s, "what would you do?", bar)
+            view.show()
+            view.message_started()
+            spares = list(plan_spares._SPARE.values())
+            assert len(spares) == 7 and not {id(x) for x in spares} & tree(view)
+            view.text("I would ask first.")
+            view.finished("0.1 s", True)
+            view.turn_done()
+            assert all(x.comm is None for x in spares) and plan_spares._SPARE == {}
+            assert live(comms) == before  # nothing of the turn is left open
+            view.message_started()  # a late message of an ended turn opens nothing
+            assert plan_spares._SPARE == {}
+        one, two = (WidgetTurnView(s, p, bar) for p in ("one", "two"))
+        one.message_started()
+        two.message_started()  # (the same set: the newer turn holds it)
+        one.turn_done()
+        assert len(plan_spares._SPARE) == 7
+        two.turn_done()
+        assert plan_spares._SPARE == {}
 
     run(main())
 

@@ -165,8 +165,8 @@ class WidgetTurnView(w.VBox):
 
     def message_started(self) -> None:
         self._msg = mark(self)
-        if self.session.plan_in_force:  # the model may write a plan: its card's controls
-            plan_spares.ready(self.session.options.mode)  # now, not after (kinds/plan_spares)
+        if self.session.plan_in_force and not self._turn_done:  # a plan may follow: its
+            plan_spares.ready(self.session.options.mode, self)  # card's controls now (spares)
 
     def message_dropped(self) -> None:
         """The message streaming now was cut (the CLI sends it again): what it showed goes."""
@@ -174,8 +174,7 @@ class WidgetTurnView(w.VBox):
 
     # -- in the cell ---------------------------------------------------------------------------
     def show(self) -> Any:
-        """Display the control bar and this view in the current cell; returns the view's
-        display handle."""
+        """Display the control bar and this view in the current cell; returns its handle."""
         self._bar = self.control.show()
         self._handle = shown_here(self.mimebundle())
         return self._handle
@@ -344,9 +343,10 @@ class WidgetTurnView(w.VBox):
 
     # -- becoming static -----------------------------------------------------------------------
     def turn_done(self) -> None:
-        """The turn has ended (or never started): once no decision of it is open, show the
-        static rendering in place of the widgets and close them."""
+        """The turn has ended (or never started): plan card controls it opened ahead for no
+        card close (kinds/plan_spares); once no decision of it is open, it turns static."""
         self._turn_done = True
+        plan_spares.release(self)
         self._settle()
 
     def _settle(self) -> None:

@@ -15,13 +15,18 @@ usual flow: the plan file's Write). The next plan card in this kernel takes them
 line, the box. A control not ready (plan mode entered in the same message, a closed model) is
 made by the card as before: the same constructor, so the same look and the same DOM.
 
-A spare is never shown, has no callback (the card that takes it registers them) and is taken
-once; a set nobody took waits for the next plan card (at most one set per kernel: 7 models).
+A spare is never shown (no display names it, no box holds it) and has no callback (the card
+that takes it registers them); it is taken once. A set nobody took is closed when the turn that
+last asked for it ends (:func:`release`: a turn in plan mode that answered without a plan, an
+interrupt, a close), so at most one set is open per kernel (7 models) and none outlives its
+turn: a kernel that never gets a plan keeps none between turns. The usual flow loses nothing by
+it: the plan's card comes in the turn whose messages opened its controls.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import ipywidgets as w
 
@@ -53,6 +58,7 @@ MAKERS: dict[str, Callable[[str], w.Widget]] = {
 }
 """Each fixed control of a plan card, made for a session resting in the mode given."""
 _SPARE: dict[str, w.Widget] = {}
+_ASKED: list[Any] = [None]  # who asked for the set last (a turn's view): it releases it
 
 
 def needed(resting_mode: str) -> tuple[str, ...]:
@@ -61,9 +67,11 @@ def needed(resting_mode: str) -> tuple[str, ...]:
     return tuple(n for n in MAKERS if n != "edits" or resting_mode != "acceptEdits")
 
 
-def ready(resting_mode: str) -> int:
+def ready(resting_mode: str, owner: Any = None) -> int:
     """Open the fixed controls a plan card of a session resting in ``resting_mode`` would take
-    and that are not open yet; returns how many were opened."""
+    and that are not open yet; returns how many were opened. ``owner`` (a turn's view) is the
+    one whose end closes them if no card took them (:func:`release`)."""
+    _ASKED[0] = owner
     made = 0
     for name in needed(resting_mode):
         spare = _SPARE.get(name)
@@ -71,6 +79,21 @@ def ready(resting_mode: str) -> int:
             _SPARE[name] = MAKERS[name](resting_mode)
             made += 1
     return made
+
+
+def release(owner: Any) -> int:
+    """``owner``'s turn ended: close the spares no card took, if ``owner`` asked for them last
+    (another turn still running may take them otherwise). Returns how many were closed."""
+    if _ASKED[0] is not owner:
+        return 0
+    _ASKED[0] = None
+    closed = 0
+    for spare in _SPARE.values():
+        if spare.comm is not None:  # (shared layouts and styles are not theirs to close)
+            spare.close()
+            closed += 1
+    _SPARE.clear()
+    return closed
 
 
 def take(name: str, resting_mode: str) -> w.Widget:
