@@ -199,7 +199,7 @@ class UserKernel:
         self.kernel_id = ""
         self.messages: list[dict[str, Any]] = []
         self.widgets: dict[str, dict[str, Any]] = {}
-        self.shown = Shown(self.widgets)  # the models a page shows (tests/shown.py)
+        self.in_view = Shown(self.widgets)  # the models a page shows (tests/shown.py)
         self._reader: asyncio.Task[None] | None = None
 
     async def start(self, kernel_id: str | None = None) -> UserKernel:
@@ -238,7 +238,7 @@ class UserKernel:
             elif kind == "comm_msg" and content.get("data", {}).get("method") == "update":
                 self.widgets.setdefault(content["comm_id"], {}).update(
                     content["data"].get("state", {}))
-            self.shown.heard(msg)
+            self.in_view.heard(msg)
 
     def _send(self, msg_type: str, content: dict[str, Any]) -> str:
         assert self.ws is not None
@@ -286,7 +286,7 @@ class UserKernel:
         """The first widget matching that the page would show (tests/shown.py)."""
         def find() -> str | None:
             for cid, s in self.widgets.items():
-                if cid in self.shown and s.get("_model_name") == model and all(
+                if cid in self.in_view and s.get("_model_name") == model and all(
                         s.get(k) == v for k, v in state.items()):
                     return cid
             return None

@@ -63,7 +63,7 @@ class Kernel:
         self.subshell_id: str | None = None  # where widget messages go (see comms_over_subshell)
         self.widgets: dict[str, dict[str, Any]] = {}
         self.widget_order: list[str] = []
-        self.shown = Shown(self.widgets)  # the models a frontend shows (tests/shown.py)
+        self.in_view = Shown(self.widgets)  # the models a frontend shows (tests/shown.py)
         self._lock = threading.Condition()
         self._stop = False
         self._thread = threading.Thread(target=self._pump, daemon=True)
@@ -93,7 +93,7 @@ class Kernel:
                     data = c.get("data", {})
                     if data.get("method") in ("update", "echo_update"):
                         self.widgets.setdefault(c["comm_id"], {}).update(data.get("state", {}))
-                self.shown.heard(msg)
+                self.in_view.heard(msg)
                 self._on_iopub(msg)
                 self._lock.notify_all()
 
@@ -173,7 +173,7 @@ class Kernel:
         with self._lock:
             found = []
             for cid in self.widget_order:
-                if shown and cid not in self.shown:
+                if shown and cid not in self.in_view:
                     continue
                 s = self.widgets.get(cid, {})
                 if model and s.get("_model_name") != model:
