@@ -6,7 +6,10 @@ interleaved, the widget plan flow (the click sent as a frontend sends it), the s
 context meter read at the card (an experiment: ``NO_METER``) and the bare script's flow inside
 the same kernel. It prints the medians of each phase, the kernel's CPU
 time in them, the iopub messages the kernel sent between the click and the turn's footer,
-and one flow's whole timeline.
+and one flow's whole timeline. The card's phases (issue 46: the request read, the permission
+callback, the decision, the card's widgets, its ``comm_open`` made, sent by the iopub thread,
+on the driver's raw socket) are among them; ``--card`` runs the widget flow with and without
+the card's controls opened ahead (``NO_SPARES``), interleaved.
 """
 
 from __future__ import annotations
@@ -24,6 +27,9 @@ from . import _flowtrace as ft
 MAIN = threading.main_thread().ident
 NO_METER = [False]
 """An experiment: no context meter read when a card opens (``Runner.measure_soon``)."""
+NO_SPARES = [False]
+"""An experiment: no plan card controls opened ahead (``plan_spares.ready``: as before issue
+46, the card makes them all after the request)."""
 
 
 def _stamp_reads() -> None:
@@ -107,6 +113,38 @@ def install() -> None:
             measure(self, number)
 
     runner.Runner.measure_soon = measure_unless  # type: ignore[method-assign]
+    _stamp_iopub_thread()
+    try:
+        from plan_widgets.widgets.kinds import plan_spares
+    except ImportError:  # a commit before issue 46
+        return
+    ready = plan_spares.ready
+
+    def ready_unless(resting_mode: str, owner: Any = None) -> int:
+        return 0 if NO_SPARES[0] else ready(resting_mode, owner)
+
+    plan_spares.ready = ready_unless
+
+
+def _stamp_iopub_thread() -> None:
+    """Each message the iopub thread hands to its socket: ``sent MSG_ID`` (the card's own
+    ``comm_open`` is found by its id; the time from the kernel making a message to this stamp
+    is the iopub thread's queue and its wait for the GIL)."""
+    from ipykernel.iostream import IOPubThread
+
+    send = IOPubThread._really_send
+
+    def really_send(self: Any, msg: Any, *a: Any, **k: Any) -> Any:
+        try:
+            i = msg.index(b"<IDS|MSG>")
+            label = "sent " + json.loads(msg[i + 2])["msg_id"]
+        except (ValueError, TypeError, KeyError, IndexError):
+            label = "sent ?"
+        out = send(self, msg, *a, **k)
+        ft.mark(label)
+        return out
+
+    IOPubThread._really_send = really_send  # type: ignore[method-assign]
 
 
 # -- the driver (outside the kernel) -------------------------------------------------------------
@@ -153,13 +191,13 @@ def _phases(evs: list[list[Any]], t_click: float | None, t_end: float | None,
     return out
 
 
-def _widget(b: Any, k: Any, name: str,
-            meter: bool = True) -> tuple[dict[str, float], dict[str, Any]]:
+def _widget(b: Any, k: Any, name: str, meter: bool = True,
+            spares: bool = True) -> tuple[dict[str, float], dict[str, Any]]:
     from ._figures import PLAN, footers, new_button
     from ._kernel import wait_card
 
     cwd = b.fresh_dir("w")
-    k.execute(f"_A.ft.take()\n_A.NO_METER[0] = {not meter}")
+    k.execute(f"_A.ft.take()\n_A.NO_METER[0] = {not meter}\n_A.NO_SPARES[0] = {not spares}")
     since = k.mark()
     k.start(f"%%claude --session {name} --cwd {cwd} --scripted {PLAN} --plan --mode default\n"
             "Add a greeting script")
@@ -180,11 +218,57 @@ def _widget(b: Any, k: Any, name: str,
     out = _phases(evs, t_click, end["_t"], made)
     asked = _first(evs, "cli-> can_use_tool ExitPlanMode")
     if asked is not None:
-        out["card: request read -> card made (header date)"] = (
-            card["header"]["date"].timestamp() - off - asked) * 1000
-        out["card: request read -> card on iopub (raw socket)"] = (
-            k.raw_arrival.get(card["header"]["msg_id"], card["_t"]) - asked) * 1000
+        raw = k.raw_arrival.get(card["header"]["msg_id"], card["_t"])
+        out.update(card_phases(evs, asked, card, raw, off))
     return out, {"evs": evs, "t0": t_click, "sent": kinds, "asked": asked}
+
+
+CARD_POINTS = (
+    ("card: request read -> the SDK's permission callback", "permission:in"),
+    ("  -> open_decision (the gate's screen, the decision)", "host.open_decision:in"),
+    ("  -> the view's decision (the asked event logged, the bar)", "view.decision:in"),
+    ("  -> PlanCard begun", "PlanCard:in"),
+    ("  -> its first widget comm_open published", "iopub comm_open"),
+    ("  -> the card's own comm_open published", "iopub comm_open BoxModel"),
+    ("  -> the card's comm_open sent by the iopub thread", "sent"),
+)
+"""The card's path: each step's stamp (``sent``: the card's message id follows)."""
+
+
+def card_phases(evs: list[list[Any]], asked: float, card: dict[str, Any], raw: float,
+                off: float) -> dict[str, float]:
+    """The card's path (ms): the stamps between the request read and the card on iopub, the
+    kernel's CPU over it, and the widget messages published before the card's own."""
+    out: dict[str, float] = {}
+    before = [t for t, lab, _ in evs if lab == "read assistant" and t <= asked]
+    if before:
+        out["card: ExitPlanMode's assistant message read -> its request read"] = (
+            asked - before[-1]) * 1000
+    prev = asked
+    own = None
+    for title, label in CARD_POINTS:
+        if label == "sent":
+            label = "sent " + card["header"]["msg_id"]
+        t = next((u for u, lab, _ in evs if u >= prev and (
+            lab.startswith(label) if label == "iopub comm_open" else lab == label)), None)
+        if t is None:
+            continue
+        if label == "iopub comm_open BoxModel":
+            own = t
+        out[title] = (t - prev) * 1000
+        prev = t
+    out["  -> on the driver's raw socket"] = (raw - prev) * 1000
+    out["card: request read -> card made (header date)"] = (
+        card["header"]["date"].timestamp() - off - asked) * 1000
+    out["card: request read -> card on iopub (raw socket)"] = (raw - asked) * 1000
+    cpu = [(t, c) for t, _lab, c in evs if t >= asked]
+    if own is not None and cpu:
+        at_card = next(c for t, c in cpu if t >= own)
+        out["card: kernel CPU (all threads), request read -> card published"] = (
+            at_card - cpu[0][1]) * 1000
+        out["card: widget messages published before the card's own"] = float(sum(
+            1 for t, lab, _ in evs if asked <= t < own and lab.startswith("iopub comm_")))
+    return out
 
 
 def _kind(m: dict[str, Any]) -> str:
@@ -227,7 +311,9 @@ def _timeline(run: dict[str, Any]) -> None:
 def main() -> None:
     from ._figures import Bench, kernel_setup
 
-    reps = int(sys.argv[1]) if len(sys.argv) > 1 else 10
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    reps = int(args[0]) if args else 10
+    card_only = "--card" in sys.argv  # the widget flow only: the card's phases (issue 46)
     b = Bench(reps, False, print)
     k = b.kernel()
     got: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
@@ -238,13 +324,15 @@ def main() -> None:
         _widget(b, k, "warm")
         _bare(b, k)
         names = {"w": "widgets", "n": "widgets, no meter read at the card (experiment)",
-                 "k": "bare flow in the kernel"}
+                 "k": "bare flow in the kernel",
+                 "s": "widgets, no card controls opened ahead (experiment: before issue 46)"}
         for i in range(reps):
-            for who in (("w", "n", "k") if i % 2 == 0 else ("k", "n", "w")):
+            order = ("w", "s") if card_only else ("w", "n", "k")
+            for who in (order if i % 2 == 0 else order[::-1]):
                 if who == "k":
                     out = _bare(b, k)
                 else:
-                    out, run = _widget(b, k, f"{who}{i}", meter=who == "w")
+                    out, run = _widget(b, k, f"{who}{i}", meter=who != "n", spares=who != "s")
                     last = run if who == "w" else last
                 for key, v in out.items():
                     got[names[who]][key].append(v)

@@ -159,12 +159,19 @@ def _state(m: dict[str, Any]) -> dict[str, Any]:
 
 
 def new_button(k: BenchKernel, description: str, since: int) -> str | None:
+    """The first button ``description`` opened since message ``since`` that a box holds (a
+    card's): a plan card's buttons are opened ahead, while the model writes the plan, and
+    one is no card's (nor clickable) until the card takes it (issue 46, kinds/plan_spares)."""
     with k._lock:
+        found: list[str] = []
         for m in k.messages[since:]:
-            if m["header"]["msg_type"] == "comm_open":
-                s = _state(m)
-                if s.get("_model_name") == "ButtonModel" and s.get("description") == description:
-                    return str(m["content"]["comm_id"])
+            s = _state(m)
+            if m["header"]["msg_type"] == "comm_open" and s.get(
+                    "_model_name") == "ButtonModel" and s.get("description") == description:
+                found.append(str(m["content"]["comm_id"]))
+            held = [c for c in found if f"IPY_MODEL_{c}" in (s.get("children") or ())]
+            if held:
+                return held[0]
     return None
 
 

@@ -25,6 +25,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from shown import Shown
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
 from tornado.websocket import WebSocketClientConnection, websocket_connect
 
@@ -198,6 +199,7 @@ class UserKernel:
         self.kernel_id = ""
         self.messages: list[dict[str, Any]] = []
         self.widgets: dict[str, dict[str, Any]] = {}
+        self.in_view = Shown(self.widgets)  # the models a page shows (tests/shown.py)
         self._reader: asyncio.Task[None] | None = None
 
     async def start(self, kernel_id: str | None = None) -> UserKernel:
@@ -236,6 +238,7 @@ class UserKernel:
             elif kind == "comm_msg" and content.get("data", {}).get("method") == "update":
                 self.widgets.setdefault(content["comm_id"], {}).update(
                     content["data"].get("state", {}))
+            self.in_view.heard(msg)
 
     def _send(self, msg_type: str, content: dict[str, Any]) -> str:
         assert self.ws is not None
@@ -280,10 +283,11 @@ class UserKernel:
         return out.strip().splitlines()[-1] if out.strip() else ""
 
     async def wait_widget(self, model: str, timeout: float = 60, **state: Any) -> str:
+        """The first widget matching that the page would show (tests/shown.py)."""
         def find() -> str | None:
             for cid, s in self.widgets.items():
-                if s.get("_model_name") == model and all(s.get(k) == v
-                                                         for k, v in state.items()):
+                if cid in self.in_view and s.get("_model_name") == model and all(
+                        s.get(k) == v for k, v in state.items()):
                     return cid
             return None
         return str(await until(find, timeout, f"{user_of(self)}'s {model} {state}"))

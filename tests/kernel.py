@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from jupyter_client.manager import KernelManager
+from shown import Shown
 
 
 class Kernel:
@@ -62,6 +63,7 @@ class Kernel:
         self.subshell_id: str | None = None  # where widget messages go (see comms_over_subshell)
         self.widgets: dict[str, dict[str, Any]] = {}
         self.widget_order: list[str] = []
+        self.in_view = Shown(self.widgets)  # the models a frontend shows (tests/shown.py)
         self._lock = threading.Condition()
         self._stop = False
         self._thread = threading.Thread(target=self._pump, daemon=True)
@@ -91,6 +93,7 @@ class Kernel:
                     data = c.get("data", {})
                     if data.get("method") in ("update", "echo_update"):
                         self.widgets.setdefault(c["comm_id"], {}).update(data.get("state", {}))
+                self.in_view.heard(msg)
                 self._on_iopub(msg)
                 self._lock.notify_all()
 
@@ -162,11 +165,16 @@ class Kernel:
         return out["text"].strip()
 
     # -- widgets -------------------------------------------------------------------------------
-    def find_widgets(self, model: str | None = None, **state: Any) -> list[str]:
-        """Comm ids of widgets whose state matches, in creation order."""
+    def find_widgets(self, model: str | None = None, shown: bool = True,
+                     **state: Any) -> list[str]:
+        """Comm ids of widgets whose state matches, in creation order: only those a frontend
+        shows (in a display, or under a model that is: tests/shown.py says why), unless
+        ``shown=False`` (every model opened, shown or not)."""
         with self._lock:
             found = []
             for cid in self.widget_order:
+                if shown and cid not in self.in_view:
+                    continue
                 s = self.widgets.get(cid, {})
                 if model and s.get("_model_name") != model:
                     continue
@@ -176,7 +184,8 @@ class Kernel:
 
     def wait_widget(self, model: str | None = None, timeout: float = 60, index: int = -1,
                     count: int = 1, **state: Any) -> str:
-        """Wait for the ``count``-th widget matching; returns the chosen one's comm id."""
+        """Wait for the ``count``-th widget matching (shown: :meth:`find_widgets`); returns the
+        chosen one's comm id."""
         ids = self.wait_until(
             lambda: (lambda f: f if len(f) >= count else None)(self.find_widgets(model, **state)),
             timeout, f"widget {model} {state} x{count}",

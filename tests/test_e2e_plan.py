@@ -30,6 +30,13 @@ def heading(level: int, text: str, html: str) -> bool:
     return found is not None
 
 
+def closed_comms(k: Kernel) -> set[str]:
+    """The comms the kernel closed (``comm_close`` on iopub): widget models it let go of."""
+    with k._lock:
+        return {m["content"]["comm_id"] for m in k.messages
+                if m["header"]["msg_type"] == "comm_close"}
+
+
 def toggle_value(k: Kernel) -> bool:
     cid = k.wait_widget("ToggleButtonModel", description="Plan mode", timeout=30)
     return bool(k.widgets[cid].get("value"))
@@ -93,6 +100,16 @@ def test_approve_auto_accept_edits(kernel: Kernel, workdir: Path) -> None:
     kernel.execute("%%claude --scripted plan_approve.yaml --plan\nAdd a greeting script")
     kernel.click(kernel.wait_widget("ButtonModel", description="Approve, auto-accept edits"))
     wait_idle(kernel)
+    # the card's fixed controls were opened while the model wrote the plan (issue 46: the
+    # card then waits behind fewer comm_opens): before the plan's own Output
+    with kernel._lock:
+        states = [m["content"]["data"]["state"] for m in kernel.messages
+                  if m["header"]["msg_type"] == "comm_open"]
+    opened = [(s.get("_model_name"), s.get("description"), "Plan: add a greeting" in str(
+        s.get("outputs"))) for s in states]
+    plan = opened.index(("OutputModel", None, True))
+    assert {("ButtonModel", b, False) for b in ("Approve", "Keep planning", "Edit")} <= set(
+        opened[:plan]), opened
     # no tool card: acceptEdits lets the Write through, and the resting mode stays default
     assert not kernel.find_widgets("ButtonModel", description="Allow")
     assert (workdir / "hello.py").exists()
@@ -164,9 +181,17 @@ def test_plan_mode_refuses_writes_and_commands_before_approval(
 
 def test_an_empty_plan_is_refused_without_troubling_the_user(
         kernel: Kernel, workdir: Path) -> None:
-    kernel.execute("%%claude --scripted plan_guard.yaml --plan\nempty plan please")
-    wait_idle(kernel)
-    assert not kernel.find_widgets("ButtonModel", description="Approve")
+    for prompt in ("empty plan please", "and now?"):  # two turns in plan mode, no plan
+        kernel.execute(f"%%claude --scripted plan_guard.yaml --plan\n{prompt}")
+        wait_idle(kernel)
+        assert not kernel.find_widgets("ButtonModel", description="Approve")  # no card shown
+        # a card's controls were opened ahead while the model wrote (issue 46: kinds/
+        # plan_spares), never shown, and closed when the turn ended without a plan: no model
+        # is left open in the kernel, none piles up turn after turn
+        ahead = kernel.find_widgets("ButtonModel", shown=False, description="Approve")
+        assert ahead and kernel.wait_until(lambda a=set(ahead): a <= closed_comms(kernel), 30)
+        assert kernel.eval("sum(getattr(x, 'description', '') == 'Approve' for x in __import__("
+                           "'ipywidgets').widgets.widget._instances.values())") == "0"
     assert any("No plan was written" in r["tool_result"] for r in requests_of(workdir))
     assert kernel.eval("plan_widgets.get().pending") == "None"
 

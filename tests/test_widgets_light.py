@@ -94,8 +94,11 @@ def comms(monkeypatch: pytest.MonkeyPatch) -> Comms:
     monkeypatch.setattr(_widget.comm, "create_comm", rec.create_comm)
     monkeypatch.setattr(_widget, "_instances", {})  # only this test's widgets
     from plan_widgets.widgets import shared
+    from plan_widgets.widgets.kinds import plan_spares
 
     monkeypatch.setattr(shared, "_SHARED", {})  # this recorder's shared models
+    monkeypatch.setattr(plan_spares, "_SPARE", {})  # ... and spare controls
+    monkeypatch.setattr(plan_spares, "_ASKED", [None])
     return rec
 
 
@@ -180,6 +183,97 @@ def test_a_card_costs_at_most_half_the_comm_opens(comms: Comms, kind: str) -> No
     first, then = run(main())
     print(f"{kind} card: {first} comm_opens (before: {BEFORE[kind]})")
     assert first == then and first * 2 <= BEFORE[kind] + 2 * ADDED.get(kind, 0)
+
+
+def test_a_plan_cards_controls_opened_ahead_leave_it_only_its_own(comms: Comms) -> None:
+    """Issue 46: the card's fixed controls, opened while the model writes the plan, are the
+    card's own once it takes them; after the request it opens only the plan, the Approve
+    target, the status line and its box. It looks and works as a card that made them."""
+    from plan_widgets.widgets.kinds import plan_spares
+    from plan_widgets.widgets.kinds.plan_targets import into
+    from plan_widgets.widgets.shared import warm
+
+    def look(card: Any) -> list[tuple[Any, ...]]:
+        return [(type(c).__name__, getattr(c, "description", None), c.tooltip
+                 if c.has_trait("tooltip") else None, getattr(c, "button_style", None),
+                 getattr(c, "placeholder", None), c.layout, getattr(c, "style", None),
+                 c._dom_classes) for c in card.children]
+
+    async def main() -> None:
+        warm()
+        made = _card("plan")  # nothing ready: the card makes them (as before issue 46)
+        assert plan_spares.ready("default") == 7 and plan_spares.ready("default") == 0
+        base = len(comms.opened)
+        d = PlanDecision("# Plan\n\n1. step", "/tmp/p.md", "default")
+        d.last_target = "acceptEdits"  # Approve leads where the last plan went
+        card = card_for(d)
+        assert sorted(comms.opened[base:]) == ["BoxModel", "DropdownModel", "HTMLModel",
+                                               "OutputModel"]
+        assert plan_spares._SPARE == {}  # taken once: the next card makes its own
+        assert card.approve_button.tooltip == into(("acceptEdits", False), "default")
+        # alike but for what follows the last target (Approve's tooltip, the picker's value)
+        def fixed(card: Any) -> list[tuple[Any, ...]]:
+            return [x for x in look(card) if x[0] != "Dropdown"
+                    and (x[0] != "Button" or x[1] != "Approve")]
+
+        assert fixed(card) == fixed(made)
+        _card("plan")
+        assert len(comms.opened) - base == 4 + len(made.children)  # (KeepPlace: shared; box)
+        # a session resting in acceptEdits has no auto-accept shortcut: none is made for it
+        assert plan_spares.ready("acceptEdits") == 6
+        card.approve_button.click()  # a spare's click reaches the decision
+        assert d.outcome is not None and d.outcome.mode == "acceptEdits"
+
+    from plan_widgets.widgets.kinds import card_for
+
+    run(main())
+
+
+def test_plan_controls_opened_ahead_are_never_shown_and_close_with_their_turn(
+        comms: Comms, displays: list[Handle]) -> None:
+    """Issue 46: the controls a plan-mode turn opens ahead of a plan card are in no display
+    (nothing a person could click: they have no callback yet); a turn that ends without a plan
+    closes them, so a kernel whose turns never bring a plan keeps none from turn to turn; a
+    turn that ended does not close the set a later turn asked for."""
+    from plan_widgets.widgets import ControlBar, WidgetTurnView
+    from plan_widgets.widgets.kinds import plan_spares
+
+    def tree(root: Any) -> set[int]:
+        seen, stack = set(), [root]
+        while stack:
+            x = stack.pop()
+            if id(x) not in seen:
+                seen.add(id(x))
+                stack.extend(getattr(x, "children", ()))
+        return seen
+
+    async def main() -> None:
+        s = _session()
+        s.plan_in_force, s.options = True, SimpleNamespace(mode="default", cwd="/w")
+        bar = ControlBar(s)
+        before = live(comms)  # the bar's models
+        for _turn in range(3):  # turns in plan mode that bring no plan
+            view = WidgetTurnView(s, "what would you do?", bar)
+            view.show()
+            view.message_started()
+            spares = list(plan_spares._SPARE.values())
+            assert len(spares) == 7 and not {id(x) for x in spares} & tree(view)
+            view.text("I would ask first.")
+            view.finished("0.1 s", True)
+            view.turn_done()
+            assert all(x.comm is None for x in spares) and plan_spares._SPARE == {}
+            assert live(comms) == before  # nothing of the turn is left open
+            view.message_started()  # a late message of an ended turn opens nothing
+            assert plan_spares._SPARE == {}
+        one, two = (WidgetTurnView(s, p, bar) for p in ("one", "two"))
+        one.message_started()
+        two.message_started()  # (the same set: the newer turn holds it)
+        one.turn_done()
+        assert len(plan_spares._SPARE) == 7
+        two.turn_done()
+        assert plan_spares._SPARE == {}
+
+    run(main())
 
 
 def test_the_widgets_are_what_a_user_acts_on(comms: Comms) -> None:

@@ -26,7 +26,7 @@ from ..render.paths import home_short
 from . import shared as sh
 from .control import ControlBar
 from .follow import CellStack
-from .kinds import Card, card_for, card_html, decision_markdown
+from .kinds import Card, card_for, card_html, decision_markdown, plan_spares
 from .liveline import LiveLine, drop_since, live_html, mark
 from .markdown import StreamingMarkdown, html_output, set_html
 from .nested import Nested
@@ -50,8 +50,7 @@ def _tool_html(name: str, tool_input: dict[str, Any], result: Any = None,
     head = summarize(get("command") or path or get("pattern") or get("title") or code
                      or get("name") or tool_input, 100)
     icon = TOOL_ICON.get(name, OTHER_TOOL)
-    # ✗ and the first line of why (a refusal is said)
-    state = (error_state(result) if is_error else "") if done else " …"
+    state = (error_state(result) if is_error else "") if done else " …"  # ✗ and why, in a line
     if isinstance(code, str):  # the kernel's code tools: the code itself, highlighted
         shown = highlight_python(code)
     else:
@@ -166,6 +165,8 @@ class WidgetTurnView(w.VBox):
 
     def message_started(self) -> None:
         self._msg = mark(self)
+        if self.session.plan_in_force and not self._turn_done:  # a plan may follow: its
+            plan_spares.ready(self.session.options.mode, self)  # card's controls now (spares)
 
     def message_dropped(self) -> None:
         """The message streaming now was cut (the CLI sends it again): what it showed goes."""
@@ -173,8 +174,7 @@ class WidgetTurnView(w.VBox):
 
     # -- in the cell ---------------------------------------------------------------------------
     def show(self) -> Any:
-        """Display the control bar and this view in the current cell; returns the view's
-        display handle."""
+        """Display the control bar and this view in the current cell; returns its handle."""
         self._bar = self.control.show()
         self._handle = shown_here(self.mimebundle())
         return self._handle
@@ -343,9 +343,10 @@ class WidgetTurnView(w.VBox):
 
     # -- becoming static -----------------------------------------------------------------------
     def turn_done(self) -> None:
-        """The turn has ended (or never started): once no decision of it is open, show the
-        static rendering in place of the widgets and close them."""
+        """The turn has ended (or never started): plan card controls it opened ahead for no
+        card close (kinds/plan_spares); once no decision of it is open, it turns static."""
         self._turn_done = True
+        plan_spares.release(self)
         self._settle()
 
     def _settle(self) -> None:

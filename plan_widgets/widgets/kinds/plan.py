@@ -4,7 +4,8 @@ The card: the plan as Markdown, with Approve (into the mode picked beside it), A
 auto-accept edits, Approve, start fresh, Comment on a line, Keep planning with feedback, and
 Edit. Its big parts are modules of their own: the plan's view and editor (:mod:`.plan_edit`,
 whose :func:`~.plan_edit.plan_head` is also the static card's body), the comments on lines
-(:mod:`.plan_comments`) and the Approve target (:mod:`.plan_targets`).
+(:mod:`.plan_comments`) and the Approve target (:mod:`.plan_targets`); its fixed controls may
+have been opened ahead, while the model wrote the plan (:mod:`.plan_spares`).
 
 At a terminal (issue 22): approve, approve with auto-accept edits (also for this plan only:
 issue 43, point 5), approve and start fresh,
@@ -25,10 +26,11 @@ from ...render.diff import unified_diff
 from ...render.look import BORDER
 from ...render.paths import home_short
 from ..markdown import html_output
-from ..shared import look, on_change, on_click, shared, typed_area
+from ..shared import on_change, on_click, shared
 from .frame import Card, Kind, Terminal, markdown_card, static_card
 from .plan_edit import PlanEditor, plan_head, plan_markdown
 from .plan_lines import CommentBox
+from .plan_spares import needed, take
 from .plan_targets import into, target_picker
 
 
@@ -38,32 +40,24 @@ class PlanCard(Card):
     decision: PlanDecision
 
     def __init__(self, decision: PlanDecision) -> None:
+        rest = decision.resting_mode
         head = html_output(plan_head(decision), layout=shared("full"))
         self.editor = PlanEditor(self, decision, head)  # Changes, Edit (plan_edit)
         self.comments = CommentBox(self, decision)  # comments on lines (plan_lines)
         self.editor.on_show = lambda: self.comments.close(redraw=False)
-        self.feedback = typed_area(placeholder="What should change? (feedback for the agent)",
-                                   rows=3)
+        # the fixed controls: opened ahead if they could be (plan_spares), else made here
+        self.feedback: w.Textarea = take("feedback", rest)
         self.target = target_picker(decision)  # where Approve leads (plan_targets)
-        rest = decision.resting_mode
-        self.approve_button = w.Button(description="Approve", button_style="success",
-                                       icon="check", tooltip=into(self.target.value, rest),
-                                       **look("auto", "button-success"))
+        self.approve_button: w.Button = take("approve", rest)
         on_change(self.target,
                   lambda ch: setattr(self.approve_button, "tooltip", into(ch["new"], rest)))
         self.approve_edits_button: w.Button | None = None
-        if decision.resting_mode != "acceptEdits":
-            self.approve_edits_button = w.Button(
-                description="Approve, auto-accept edits", button_style="info",
-                icon="check-double", **look("auto", "button-info"))
+        if "edits" in needed(rest):
+            self.approve_edits_button = take("edits", rest)
             on_click(self.approve_edits_button, lambda _b: self.editor.approve("acceptEdits"))
-        self.fresh_button = w.Button(  # agent/handoff: the plan opens a new conversation
-            description="Approve, start fresh", button_style="success", icon="refresh",
-            tooltip="Run the plan in a new conversation (the planning context is dropped)",
-            **look("auto", "button-success"))
+        self.fresh_button: w.Button = take("fresh", rest)
         on_click(self.fresh_button, lambda _b: self.editor.approve(*self.target.value, fresh=True))
-        self.keep_button = w.Button(description="Keep planning", button_style="warning",
-                                    icon="pencil", **look("auto", "button-warning"))
+        self.keep_button: w.Button = take("keep", rest)
         on_click(self.approve_button, lambda _b: self.editor.approve(*self.target.value))
         on_click(self.keep_button,  # a comment typed and not yet added goes too, or nothing
                  lambda _b: self.comments.flush() and self.editor.keep(self.feedback.value))
@@ -72,6 +66,9 @@ class PlanCard(Card):
         super().__init__(decision, [head, *self.editor.controls, *self.comments.controls,
                                     self.feedback,
                                     *[b for b in buttons if b]])
+        # Approve's tooltip names the target picked (a spare names the resting mode): after
+        # the card's comm_open, where it costs the card nothing (no one hovers in a ms)
+        self.approve_button.tooltip = into(self.target.value, rest)
 
     def static_html(self) -> str:
         return static_html(self.decision)

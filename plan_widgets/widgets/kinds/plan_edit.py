@@ -31,6 +31,7 @@ from ...render.paths import home_short
 from ..markdown import set_html
 from ..shared import look, on_change, on_click, typed_area
 from .plan_comments import comments_html, comments_markdown, revision_notes
+from .plan_spares import take
 
 PLAN_TITLE = "Plan proposed: review before anything is edited"
 REVISED_TITLE = "Revised plan: review the changes"
@@ -108,9 +109,7 @@ class PlanEditor:
         self.d = decision
         self.head = head
         self.mode = "changes" if decision.previous_plan is not None else "plan"
-        self.edit_button = w.Button(description="Edit", icon="edit",
-                                    tooltip="Edit the plan's Markdown before approving it",
-                                    **look("auto", "button"))
+        self.edit_button: w.Button = take("edit", decision.resting_mode)  # (plan_spares)
         on_click(self.edit_button, lambda _b: self.open_editor())
         self.changes_button: w.ToggleButton | None = None
         if decision.previous_plan is not None:

@@ -31,6 +31,7 @@ from ...render.look import HINT as HINT_COLOR
 from ...render.markdown import SMALL_STYLE, escape, html_block, plan_line_views
 from ..shared import close_tree, look, on_change, on_click, shared, typed_area
 from .plan_comments import NOTE_STYLE
+from .plan_spares import take
 
 LINE_CSS = (
     "<style>"
@@ -55,9 +56,7 @@ class CommentBox:
     def __init__(self, card: Any, decision: PlanDecision) -> None:
         self.card = card
         self.d = decision
-        self.open_button = w.Button(description="Comment on a line", icon="comment",
-                                    tooltip="Show the plan line by line: click a line to "
-                                    "comment on it", **look("auto", "button"))
+        self.open_button: w.Button = take("comment", decision.resting_mode)  # (plan_spares)
         on_click(self.open_button, lambda _b: self.toggle())
         self.controls: list[w.Widget] = [self.open_button]
         self.view: w.VBox | None = None
