@@ -222,8 +222,17 @@ class Kernel:
         self.send_comm(comm_id, {"method": "custom", "content": {"event": "click"}})
 
     def set_value(self, comm_id: str, value: Any) -> None:
-        """Set a widget's value (a Textarea's text, a ToggleButton's state)."""
-        self.set_state(comm_id, value=value)
+        """Set a widget's value (a typed box's text, a ToggleButton's state) as the page does:
+        a typed box's text (``widgets.typed.TypedBox``) as its ``custom`` message, the others'
+        values as an ``update``."""
+        with self._lock:
+            typed = "multiline" in self.widgets.get(comm_id, {})
+        if not typed:
+            self.set_state(comm_id, value=value)
+            return
+        self.send_comm(comm_id, {"method": "custom", "content": {"value": value}})
+        with self._lock:
+            self.widgets[comm_id]["value"] = value
 
     def select(self, comm_id: str, index: int) -> None:
         """Pick option ``index`` of a selection widget (a click on one of RadioButtons)."""

@@ -126,9 +126,10 @@ def test_question_answered_by_clicks(kernel: Kernel, workdir: Path) -> None:
         assert part in text, part
     for part in ("calm and cool", "1440 px"):
         assert part not in text, part
-    others = kernel.find_widgets("TextModel", placeholder="Other (free text)")
+    others = kernel.find_widgets("AnyModel", multiline=False, placeholder="Other (free text)")
     assert len(others) == 2
-    notes = kernel.find_widgets("TextModel", placeholder="Notes for the agent (optional)")
+    notes = kernel.find_widgets("AnyModel", multiline=False,
+                                placeholder="Notes for the agent (optional)")
     assert len(notes) == 2
     # pick as the browser does: a click on Red, then on Blue (one choice: Blue)
     kernel.select(one, 0)
@@ -262,7 +263,7 @@ def test_one_suggestion_taken_without_the_others(kernel: Kernel, workdir: Path) 
 
 def test_tool_denied_with_reason(kernel: Kernel, workdir: Path) -> None:
     kernel.execute("%%claude --scripted dec_tool.yaml\nPlease write two files")
-    reason = kernel.wait_widget("TextModel", placeholder="Reason (optional)")
+    reason = kernel.wait_widget("AnyModel", multiline=False, placeholder="Reason (optional)")
     kernel.set_value(reason, "not in this folder please")
     kernel.click(kernel.wait_widget("ButtonModel", description="Deny"))
     wait_status(kernel, "tool", "Denied", "not in this folder please")

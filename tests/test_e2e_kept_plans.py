@@ -38,7 +38,8 @@ def first_kernel(workdir: Path) -> dict[str, dict[str, object]]:
     try:
         msg = k.start("%%claude --scripted plan_feedback.yaml --mode acceptEdits --plan\n"
                       "Add a greeting script")
-        k.set_value(k.wait_widget("TextareaModel", timeout=90), "Please also add a test.")
+        k.set_value(k.wait_widget("AnyModel", multiline=True, timeout=90),
+                    "Please also add a test.")
         k.click(k.wait_widget("ButtonModel", description="Keep planning"))
         k.wait_widget("ToggleButtonModel", description="Changes", timeout=60)
         k.click(k.wait_widget("ButtonModel", description="Approve", count=2))

@@ -121,7 +121,7 @@ def test_keep_planning_sends_the_feedback_and_shows_the_revised_plan(
     kernel.execute("%%claude --scripted plan_feedback.yaml --mode acceptEdits --plan\n"
                    "Add a greeting script")
     feedback = "Please also add a test for it."
-    kernel.set_value(kernel.wait_widget("TextareaModel"), feedback)
+    kernel.set_value(kernel.wait_widget("AnyModel", multiline=True), feedback)
     kernel.click(kernel.wait_widget("ButtonModel", description="Keep planning"))
     # the revised plan comes as a new card below; the old one stays, superseded
     second = kernel.wait_widget("ButtonModel", description="Approve", count=2, timeout=60)

@@ -55,7 +55,7 @@ def test_comments_from_the_card_and_python_reach_the_model_and_the_changes_view(
         assert any("<code>hello.py</code>" in h for h in lines) and not any(
             "##" in h or "`" in h for h in lines)
         k.set_value(notes, True)
-        text = k.wait_widget("TextareaModel", _dom_classes=["pw-comment-text"])
+        text = k.wait_widget("AnyModel", multiline=True, _dom_classes=["pw-comment-text"])
         k.set_value(text, "Say which files stay untouched")
         k.click(k.wait_widget("ButtonModel", description="Add comment"))
         assert k.wait_until(lambda: k.eval("len(d.comments)") == "2", 20)
@@ -84,7 +84,7 @@ def test_comments_from_the_card_and_python_reach_the_model_and_the_changes_view(
         k.set_value(notes, True)  # the form below the Notes heading again, for what follows
         # Keep planning with a 100 KB comment typed and not added: one line on the card, the
         # text stays in its box, nothing is sent
-        feedback = k.wait_widget("TextareaModel", placeholder=(
+        feedback = k.wait_widget("AnyModel", multiline=True, placeholder=(
             "What should change? (feedback for the agent)"))
         k.set_value(feedback, "Keep it short.")
         k.set_value(text, "y" * 100_000)

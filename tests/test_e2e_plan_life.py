@@ -60,7 +60,7 @@ def test_an_edited_plan_is_what_the_model_reads_and_the_plan_file_holds(
     msg = kernel.start("%%claude --scripted life_edit.yaml --plan --mode acceptEdits\n"
                        "Add a greeting")
     kernel.click(kernel.wait_widget("ButtonModel", description="Edit", timeout=90))
-    box = kernel.wait_widget("TextareaModel", _dom_classes=["pw-plan-edit"], timeout=30)
+    box = kernel.wait_widget("AnyModel", multiline=True, _dom_classes=["pw-plan-edit"], timeout=30)
     assert kernel.widgets[box]["value"] == "# Plan: greet\n\n1. Create `hello.py`.\n"
     # an edit of only blank space is refused on the card, in one line, and decides nothing
     kernel.set_value(box, "  \n ")
@@ -104,7 +104,7 @@ def test_an_edited_plan_is_what_the_model_reads_and_the_plan_file_holds(
 def test_a_revised_plan_opens_on_its_changes(kernel: Kernel, workdir: Path) -> None:
     msg = kernel.start("%%claude --scripted plan_feedback.yaml --mode acceptEdits --plan\n"
                        "Add a greeting script")
-    kernel.set_value(kernel.wait_widget("TextareaModel", timeout=90),
+    kernel.set_value(kernel.wait_widget("AnyModel", multiline=True, timeout=90),
                      "Please also add a test for it.")
     kernel.click(kernel.wait_widget("ButtonModel", description="Keep planning"))
     toggle = kernel.wait_widget("ToggleButtonModel", description="Changes", timeout=60)

@@ -155,7 +155,7 @@ def test_thirty_turns_static_closed_and_a_pending_card_still_works(
     bar = ["ButtonModel", "HBoxModel", "HTMLModel", "HTMLModel", "HTMLModel",
            "ToggleButtonModel"]
     card = ["BoxModel", "ButtonModel", "ButtonModel", "ButtonModel", "HTMLModel", "OutputModel",
-            "TextareaModel", "ButtonModel", "ButtonModel", "DropdownModel"]
+            "AnyModel", "ButtonModel", "ButtonModel", "DropdownModel"]
     # Approve, Edit, Keep planning (resting in acceptEdits: no "auto-accept" button); issue 22:
     # Comment on a line, Approve, start fresh, the Approve target
     # the planner's turn, still running: its box, its text, its tool line, its mode marker;

@@ -34,6 +34,10 @@ NOT_HANDED = {
     ("widgets/shared.py", "on_change"): "the handoff itself",
     ("widgets/shared.py", "_count_pages"): "wraps ipywidgets' own control-comm target: it "
     "counts a page and calls ipywidgets' handler where ipywidgets would have",
+    ("widgets/typed.py", "__init__"): "the page's text is set as ipywidgets sets a frontend's "
+    "update, on the thread it came on, so it is in place before the click the page sent after "
+    "it (handed to the loop, it would still come before the click's handoff; no observer "
+    "runs here: the cards read the text when a button is clicked)",
     ("ipython/magics.py", "ClaudeMagics"): "a %config setting's observer: a cell changes it, "
     "on the loop's thread, never a page",
     ("ipython/presence.py", "_link_probe"): "the probe's answer (a page's link copying the "

@@ -286,16 +286,16 @@ def test_the_widgets_are_what_a_user_acts_on(comms: Comms) -> None:
     # target, the status line; and in every card the shared invisible KeepPlace (the keyboard
     # goes on where the person was after a click: issue 42, point 4)
     assert kids["plan"] == ["Button", "Button", "Button", "Button", "Button", "Button",
-                            "Dropdown", "HTML", "KeepPlace", "Output", "Textarea"]
+                            "Dropdown", "HTML", "KeepPlace", "Output", "TypedBox"]
     # per question: its text, its options (radio buttons for one choice, one checkbox per
     # option for several), Other, Notes; then Submit and the status line
     assert kids["question"] == sorted(
-        ["HTML", "RadioButtons", "Text", "Text"] + ["HTML", "Checkbox", "Checkbox",
-                                                     "Checkbox", "Text", "Text"]
+        ["HTML", "RadioButtons", "TypedBox", "TypedBox"] + ["HTML", "Checkbox", "Checkbox",
+                                                          "Checkbox", "TypedBox", "TypedBox"]
         + ["Button", "HTML", "KeepPlace"])
     # Allow, Deny, a checkbox per update the CLI suggests (taken one by one: point 6)
     assert kids["tool"] == ["Button", "Button", "Checkbox", "HTML", "KeepPlace", "Output",
-                            "Text"]
+                            "TypedBox"]
 
 
 def test_question_options_once_with_descriptions(comms: Comms) -> None:
@@ -338,12 +338,14 @@ def test_question_options_once_with_descriptions(comms: Comms) -> None:
 def test_a_single_choice_with_other_sends_both(comms: Comms) -> None:
     import ipywidgets as w
 
+    from plan_widgets.widgets.typed import TypedBox
+
     async def main() -> Any:
         return _card("question")
 
     card = run(main())
     radio = next(c for c in card.children if isinstance(c, w.RadioButtons))
-    other = [c for c in card.children if isinstance(c, w.Text)][0]
+    other = [c for c in card.children if isinstance(c, TypedBox)][0]
     card._submit()
     assert "Pick an option or write one." in card.status.value
     other.value = "Teal"  # Other alone answers a single choice

@@ -19,10 +19,11 @@ import ipywidgets as w
 from IPython.display import display
 from ipywidgets.widgets.widget_bool import CheckboxStyle, ToggleButtonStyle
 from ipywidgets.widgets.widget_description import DescriptionStyle
-from ipywidgets.widgets.widget_string import HTMLStyle, TextStyle
+from ipywidgets.widgets.widget_string import HTMLStyle
 
 from ..render.look import BORDER, BUTTON, BUTTON_TEXT, CARD_BOX
 from .keep_place import KeepPlace
+from .typed import TypedBox
 
 # A decision card is one flex box whose lines wrap (render.look.CARD_BOX): a widget on a line
 # of its own is "full" width, buttons size to their text, and two "half" fields share a line
@@ -169,13 +170,46 @@ def set_record(record: w.Output, bundle: dict[str, Any]) -> None:
 
 def on_click(button: w.Button, fn: Callable[..., Any]) -> None:
     """``button.on_click(fn)``, with ``fn`` run on the kernel's loop (see :func:`handed`)."""
+    in_page_order([button])
     button.on_click(handed(fn))
 
 
 def on_change(widget: w.Widget, fn: Callable[[dict[str, Any]], Any],
               names: str = "value") -> None:
     """``widget.observe(fn, names)``, with ``fn`` run on the kernel's loop (see :func:`handed`)."""
+    in_page_order([widget])
     widget.observe(handed(fn), names)
+
+
+def _as_sent(_data: Any, default: Any) -> Any:
+    return default
+
+
+def in_page_order(roots: Iterable[w.Widget]) -> None:
+    """Have the kernel handle what the page sends to ``roots`` and the widgets under them in
+    the order the page sent it: on the shell the page names in each message.
+
+    Why (measured, tests/test_browser_typed.py): ipykernel 7.4 sends a comm's messages from
+    the page to the shell its own last message to the page came from (``Comm.
+    _reply_subshell_for``), not to the subshell the page names. A card's buttons, made while
+    its cell ran, had their clicks handled on the main thread, while the plan's text box
+    (made in Edit's click) had its text handled on the widgets' subshell thread: two threads,
+    no order between them. A plan retyped and approved at once was approved with part of the
+    typing, or none (tour notebook 07: 2 of 9 runs at load 10). JupyterLab 4.6 and Notebook 7.6
+    send every widget message of a page over one subshell (``perCommTarget``), in order; here
+    each of this package's widgets keeps that order (a kernel without the hook ignores it)."""
+    seen: set[int] = set()
+    stack = list(roots)
+    while stack:
+        obj = stack.pop()
+        if not isinstance(obj, w.Widget) or id(obj) in seen or _is_shared(obj):
+            continue
+        seen.add(id(obj))
+        if obj.comm is not None:
+            obj.comm._reply_subshell_for = _as_sent
+        kids = getattr(obj, "children", None) if obj.has_trait("children") else None
+        if isinstance(kids, tuple | list):
+            stack.extend(kids)
 
 
 def handed(fn: Callable[..., Any]) -> Callable[..., None]:
@@ -271,7 +305,6 @@ _FACTORIES: dict[str, Callable[[], w.Widget]] = {
     **{f"button-{kind}": _button_style(color) for kind, color in BUTTON.items()},
     "toggle": ToggleButtonStyle,
     "html": HTMLStyle,
-    "text": TextStyle,
     "checkbox": CheckboxStyle,
     "radio": DescriptionStyle,
 }
@@ -296,7 +329,7 @@ def shared(name: str) -> w.Widget:
 def warm() -> None:
     """Open the shared models the cards use, ahead of the first card (a card then shows after
     only its own models; see docs/benchmarks.md, figure 2)."""
-    for name in ("full", "option", "half", "text", "html", "button", "auto", "checkbox",
+    for name in ("full", "option", "half", "html", "button", "auto", "checkbox",
                  *(f"button-{kind}" for kind in BUTTON),
                  "radio", "keep-place", *(f"card-{kind}" for kind in CARD_COLORS)):
         shared(name)
@@ -310,25 +343,21 @@ def look(layout: str = "layout", style: str | None = None) -> dict[str, w.Widget
     return out
 
 
-def typed_area(**kw: Any) -> w.Textarea:
+def typed_area(**kw: Any) -> TypedBox:
     """A full-width box the user types into that a button then reads (feedback, an edit, a
-    comment, a reason): its value reaches the kernel when the box loses focus, not at each
-    keystroke.
-
-    Why: the page sends a widget's next update only after the kernel has answered the one
-    before (ipywidgets' throttle, one message in flight per model) and holds later keystrokes
-    until then, while a click on another widget goes out at once. Typed fast, or with the
-    kernel busy, a click then overtook the last keystrokes: Preview showed the edit without
-    its last characters (seen in the Notebook 7 browser test), and Approve would have sent it so.
-    With ``continuous_update=False`` the text goes out once, on the blur that the click
-    itself causes, ahead of the click. (A second blur while the kernel has not yet answered the
-    first is held again: that needs two edits of one box within one busy spell.)"""
-    return w.Textarea(continuous_update=False, **look("full", "text"), **kw)
+    comment, a reason): its text reaches the kernel as it is typed, ahead of any click
+    (:mod:`.typed`: ipywidgets' ``Textarea`` held its text behind an unanswered update while
+    a click went out at once, and a retyped plan was approved unedited)."""
+    box = TypedBox(**look("full"), **kw)
+    in_page_order([box])
+    return box
 
 
-def typed_line(width: str = "half", **kw: Any) -> w.Text:
-    """A one-line :func:`typed_area` (its value also goes out on Enter)."""
-    return w.Text(continuous_update=False, **look(width, "text"), **kw)
+def typed_line(width: str = "half", **kw: Any) -> TypedBox:
+    """A one-line :func:`typed_area`."""
+    box = TypedBox(multiline=False, **look(width), **kw)
+    in_page_order([box])
+    return box
 
 
 def _is_shared(obj: w.Widget) -> bool:

@@ -28,6 +28,7 @@ from ...render.prompts import Choice
 from ..shared import (
     CARD_COLORS,
     close_tree,
+    in_page_order,
     look,
     shared,
     shown_here,
@@ -122,6 +123,7 @@ class Card(w.Box):
             [*controls, shared("keep-place"), self.status], layout=shared(f"card-{decision.kind}"),
             _dom_classes=("pw-card", f"pw-card-{decision.kind}"),
         )
+        in_page_order(controls)  # a picker's choice, then the click that reads it, in order
         decision.watch(self.refresh)
         self.refresh()
 

@@ -27,6 +27,7 @@ from ...render.look import BORDER
 from ...render.paths import home_short
 from ..markdown import html_output
 from ..shared import on_change, on_click, shared
+from ..typed import TypedBox
 from .frame import Card, Kind, Terminal, markdown_card, static_card
 from .plan_edit import PlanEditor, plan_head, plan_markdown
 from .plan_lines import CommentBox
@@ -46,7 +47,7 @@ class PlanCard(Card):
         self.comments = CommentBox(self, decision)  # comments on lines (plan_lines)
         self.editor.on_show = lambda: self.comments.close(redraw=False)
         # the fixed controls: opened ahead if they could be (plan_spares), else made here
-        self.feedback: w.Textarea = take("feedback", rest)
+        self.feedback: TypedBox = take("feedback", rest)
         self.target = target_picker(decision)  # where Approve leads (plan_targets)
         self.approve_button: w.Button = take("approve", rest)
         on_change(self.target,

@@ -30,6 +30,7 @@ from ...render.markdown import SMALL_STYLE, escape, render_html
 from ...render.paths import home_short
 from ..markdown import set_html
 from ..shared import look, on_change, on_click, typed_area
+from ..typed import TypedBox
 from .plan_comments import comments_html, comments_markdown, revision_notes
 from .plan_spares import take
 
@@ -119,7 +120,7 @@ class PlanEditor:
                 **look("auto", "toggle"))
             on_change(self.changes_button, self._on_changes, "value")
         self.controls: list[w.Widget] = [b for b in (self.changes_button, self.edit_button) if b]
-        self.text: w.Textarea | None = None
+        self.text: TypedBox | None = None
         self.preview_button: w.ToggleButton | None = None
         self.discard_button: w.Button | None = None
         self.on_show: Callable[[], object] = lambda: None

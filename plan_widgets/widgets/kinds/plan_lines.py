@@ -30,6 +30,7 @@ from ...render.look import ERROR, LINE_HOVER, LINE_MARK, LINE_PICKED
 from ...render.look import HINT as HINT_COLOR
 from ...render.markdown import SMALL_STYLE, escape, html_block, plan_line_views
 from ..shared import close_tree, look, on_change, on_click, shared, typed_area
+from ..typed import TypedBox
 from .plan_comments import NOTE_STYLE
 from .plan_spares import take
 
@@ -61,7 +62,7 @@ class CommentBox:
         self.controls: list[w.Widget] = [self.open_button]
         self.view: w.VBox | None = None
         self.rows: dict[int, w.Checkbox] = {}
-        self.note: w.Textarea | None = None
+        self.note: TypedBox | None = None
         self.form: w.VBox | None = None
         self.add_button: w.Button | None = None
         self.picked: int | None = None

@@ -17,6 +17,7 @@ from ...render.decision import title_html, wrapping
 from ...render.look import BORDER, ERROR, MUTED, OPTION_STYLE, WARN
 from ...render.markdown import escape, html_block, inline_no_math
 from ..shared import look, on_click, typed_line
+from ..typed import TypedBox
 from .frame import Card, Kind, Terminal, lines_html, markdown_card, static_card
 
 QUESTION_TITLE = "The agent asks"
@@ -61,7 +62,7 @@ class QuestionCard(Card):
 
     def __init__(self, decision: QuestionDecision) -> None:
         self._pickers: list[tuple[dict[str, Any], w.RadioButtons | list[tuple[str, w.Checkbox]],
-                                  w.Text, w.Text]] = []
+                                  TypedBox, TypedBox]] = []
         self._warned: frozenset[str] | None = None
         controls: list[w.Widget] = []
         radios = any(not q.get("multiSelect") for q in decision.questions)
