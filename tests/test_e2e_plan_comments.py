@@ -49,6 +49,7 @@ def test_comments_from_the_card_and_python_reach_the_model_and_the_changes_view(
         # "## Notes" heading (its section), type, add
         k.click(k.wait_widget("ButtonModel", description="Comment on a line"))
         k.wait_widget("ButtonModel", description="Done commenting")
+        k.wait_widget("CheckboxModel", _dom_classes=["pw-plan-line"])  # the lines, shown
         lines = {k.widgets[c]["description"]: c
                  for c in k.find_widgets("CheckboxModel", _dom_classes=["pw-plan-line"])}
         notes = next(c for h, c in lines.items() if "<b>Notes</b>" in h)
