@@ -49,8 +49,9 @@ def test_a_widget_manager_answers_quietly(workdir: Path) -> None:
         k.execute("import asyncio\nawait asyncio.sleep(4)")  # past the fallback's time
         assert _probe_comms(k) == []  # nothing a page would log
         # the probe's two models are closed once answered
-        probe = k.find_widgets("LabelModel", value="plan_widgets presence") + k.find_widgets(
-            "DirectionalLinkModel")
+        # (models no display names: every opened one, not only what a page shows)
+        probe = k.find_widgets("LabelModel", shown=False, value="plan_widgets presence") + \
+            k.find_widgets("DirectionalLinkModel", shown=False)
         with k._lock:
             closed = {m["content"]["comm_id"] for m in k.messages
                       if m["header"]["msg_type"] == "comm_close"}
