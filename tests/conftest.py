@@ -113,17 +113,63 @@ def workdir(tmp_path: Path) -> Path:
     return d
 
 
+_PASSED = pytest.StashKey[bool]()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """Whether the test itself passed, for its fixtures' teardown (the ``kernel`` fixture)."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.when == "call":
+        item.stash[_PASSED] = report.passed
+
+
+@pytest.fixture(scope="session")
+def _spare_kernels() -> Iterator[list[Kernel]]:
+    """This worker's kernel between two tests (tests/kernel_reuse.py), shut down at the end."""
+    spare: list[Kernel] = []
+    yield spare
+    for k in spare:
+        k.shutdown()
+
+
 @pytest.fixture
-def kernel(workdir: Path) -> Iterator[Kernel]:
-    """A fresh ipykernel in ``workdir`` with ``%load_ext plan_widgets`` done."""
-    k = Kernel(workdir)
+def kernel(workdir: Path, request: pytest.FixtureRequest,
+           _spare_kernels: list[Kernel]) -> Iterator[Kernel]:
+    """An ipykernel in ``workdir`` with ``%load_ext plan_widgets`` done, as a fresh one is: the
+    kernel of an earlier test of this worker when it could be tidied back to that state
+    (tests/kernel_reuse.py says what is checked), else a new one."""
+    import kernel_reuse
+
+    k = _spare_kernels.pop() if _spare_kernels else None
+    if k is not None:
+        try:
+            kernel_reuse.move(k, workdir)
+        except Exception:  # it did not answer: a new one
+            k.shutdown()
+            k = None
+    if k is None:
+        k = Kernel(workdir)
+        try:
+            k.execute(kernel_reuse.LOADED)
+            k.execute(kernel_reuse.REMEMBER, store_history=False)
+        except BaseException:
+            k.shutdown()
+            raise
+        k.forget(workdir)
     try:
-        k.execute("%load_ext plan_widgets\nimport plan_widgets")
         yield k
     finally:
-        try:
-            k.execute("import plan_widgets.ipython.registry as _r\nawait _r.close_all(10)",
-                      timeout=30, allow_error=True)
-        except Exception:
-            pass
-        k.shutdown()
+        why_not = (kernel_reuse.tidy(k) if request.node.stash.get(_PASSED, False)
+                   else "its test did not pass")
+        kernel_reuse.note(request.node.nodeid, why_not)
+        if why_not is None:
+            _spare_kernels.append(k)
+        else:
+            try:
+                k.execute("import plan_widgets.ipython.registry as _r\nawait _r.close_all(10)",
+                          timeout=30, allow_error=True)
+            except Exception:
+                pass
+            k.shutdown()

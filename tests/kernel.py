@@ -64,6 +64,7 @@ class Kernel:
         self.widgets: dict[str, dict[str, Any]] = {}
         self.widget_order: list[str] = []
         self.in_view = Shown(self.widgets)  # the models a frontend shows (tests/shown.py)
+        self.sent_code: list[str] = []  # every cell sent (tests/kernel_reuse.py reads it)
         self._lock = threading.Condition()
         self._stop = False
         self._thread = threading.Thread(target=self._pump, daemon=True)
@@ -115,9 +116,13 @@ class Kernel:
                 self._lock.wait(min(left, 0.2))
 
     # -- execution ---------------------------------------------------------------------------
-    def execute(self, code: str, timeout: float = 120, allow_error: bool = False) -> dict[str, Any]:
-        """Run a cell and wait for it to finish; returns its outputs and reply."""
-        msg_id = self.kc.execute(code)
+    def execute(self, code: str, timeout: float = 120, allow_error: bool = False,
+                store_history: bool = True) -> dict[str, Any]:
+        """Run a cell and wait for it to finish; returns its outputs and reply
+        (``store_history=False``: not in the kernel's history, no execution count)."""
+        if store_history:
+            self.sent_code.append(code)
+        msg_id = self.kc.execute(code, store_history=store_history)
 
         def idle() -> bool:
             return any(
@@ -139,6 +144,7 @@ class Kernel:
 
     def start(self, code: str) -> str:
         """Start a cell without waiting; returns its msg_id."""
+        self.sent_code.append(code)
         return self.kc.execute(code)
 
     def outputs(self, msg_id: str) -> dict[str, Any]:
@@ -262,6 +268,19 @@ class Kernel:
                         if md:
                             out.append(md)
             return out
+
+    def forget(self, cwd: Path) -> None:
+        """Start over as a new client of this kernel for a test in ``cwd`` (its kernel moved
+        there: tests/kernel_reuse.py): no message, widget or cell of before."""
+        with self._lock:
+            self.cwd = Path(cwd)
+            self.home = self.cwd / ".home"
+            self.messages.clear()
+            self.widgets.clear()
+            self.widget_order.clear()
+            self.in_view = Shown(self.widgets)
+            self.subshell_id = None
+            self.sent_code = []
 
     def interrupt(self) -> None:
         """The kernel's interrupt (SIGINT), as the frontend's stop button."""
