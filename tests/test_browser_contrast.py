@@ -82,10 +82,21 @@ def _button(card: Any, label: str) -> Any:
 
 
 def _wait_static(cell: Any) -> None:
+    """The cell's turn ended well (its saved record's footer says ✓); if not in time, the
+    failure says what the cell shows, and a screenshot of it is kept (CI: once, cell 3's
+    question turn, not over in 60 s at a slow moment, and nothing said what it showed)."""
     from playwright.sync_api import expect
 
-    expect(cell.locator(".pw-turn.pw-static .pw-footer", has_text="✓")).to_have_count(
-        1, timeout=CELL_TIMEOUT * 1000)
+    try:
+        expect(cell.locator(".pw-turn.pw-static .pw-footer", has_text="✓")).to_have_count(
+            1, timeout=CELL_TIMEOUT * 1000)
+    except AssertionError as e:
+        with contextlib.suppress(Exception):
+            cell.screenshot(path=str(SHOTS / "contrast-cell-not-ended.png"), timeout=10_000)
+        shown = ""
+        with contextlib.suppress(Exception):
+            shown = cell.inner_text(timeout=10_000)[-1500:]
+        raise AssertionError(f"{e}\n-- the cell shows (its end):\n{shown}") from None
 
 
 def _cards_waiting(page: Any, cells: Any) -> dict[str, Any]:
