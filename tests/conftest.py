@@ -167,9 +167,4 @@ def kernel(workdir: Path, request: pytest.FixtureRequest,
         if why_not is None:
             _spare_kernels.append(k)
         else:
-            try:
-                k.execute("import plan_widgets.ipython.registry as _r\nawait _r.close_all(10)",
-                          timeout=30, allow_error=True)
-            except Exception:
-                pass
-            k.shutdown()
+            k.close()

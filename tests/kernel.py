@@ -298,6 +298,15 @@ class Kernel:
         self.km.provisioner.process.wait(timeout=10)  # type: ignore[union-attr]
         self.shutdown()
 
+    def close(self) -> None:
+        """A test's end: close every session of the kernel (bounded), then shut it down."""
+        try:
+            self.execute("import plan_widgets.ipython.registry as _r\nawait _r.close_all(10)",
+                         timeout=30, allow_error=True)
+        except Exception:  # a kernel that does not answer is shut down all the same
+            pass
+        self.shutdown()
+
     def shutdown(self) -> None:
         """Stop the kernel (bounded); jupyter_client interrupts it first (see :meth:`crash`)."""
         self._stop = True

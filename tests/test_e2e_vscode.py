@@ -29,12 +29,7 @@ def vscode(workdir: Path) -> Iterator[VSCode]:
     try:
         yield k
     finally:
-        try:
-            k.execute("import plan_widgets.ipython.registry as _r\nawait _r.close_all(10)",
-                      timeout=30, allow_error=True)
-        except Exception:
-            pass
-        k.shutdown()
+        k.close()
 
 
 def _settled(k: VSCode, cell: VSCodeCell, *texts: str) -> str:
