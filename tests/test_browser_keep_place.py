@@ -48,6 +48,24 @@ def where(page: Any) -> dict[str, Any]:
     return dict(page.evaluate(WHERE))
 
 
+WATCH_ARRIVALS = """() => {
+  window.pwArrivals = [];
+  new MutationObserver((records) => {
+    for (const r of records) for (const n of r.addedNodes) {
+      if (!(n instanceof Element)) continue;
+      for (const b of [n, ...n.querySelectorAll('button')]) {
+        const card = b.matches('button') && b.closest('.pw-card');
+        // after every observer's callback, before any input event (a task) can come
+        if (card) queueMicrotask(() => window.pwArrivals.push(card.dataset.pwKeepPlace || ''));
+      }
+    }
+  }).observe(document.body, {childList: true, subtree: true});
+}"""
+"""Records, for each button added to a card, whether its card was already kept (its listeners
+on) at the first moment a click could reach the button (measured before the fix: never, the
+card was kept only after its own keep-place view rendered, up to 50 ms later)."""
+
+
 @pytest.mark.parametrize("ui", UIS)
 def test_after_a_click_on_a_card_shift_enter_runs_the_selected_cell(
         ui: str, tmp_path: Path) -> None:
@@ -68,11 +86,16 @@ def test_after_a_click_on_a_card_shift_enter_runs_the_selected_cell(
         try:
             nb = open_notebook(page, server, "keep.ipynb", len(cells))
             run_cell(page, nb, 0)
+            page.evaluate(WATCH_ARRIVALS)
             run_cell(page, nb, 1)
             agent = nb.nth(1)
             allow = agent.locator(".pw-card-tool button", has_text=re.compile(r"^\s*Allow\s*$"))
             expect(allow).to_be_visible(timeout=CELL_TIMEOUT * 1000)
             ran = agent.locator(".jp-InputPrompt").inner_text()
+            # a click as soon as a button shows is kept too: the card was kept before
+            arrivals = page.evaluate("window.pwArrivals")
+            assert arrivals and all(arrivals), (
+                f"a card's button came on the page before its card was kept: {arrivals}")
             # the person selects a later cell (by mouse; command mode), then decides by mouse
             nb.nth(3).locator(".jp-InputPrompt").first.click()
             page.keyboard.press("Escape")

@@ -110,7 +110,7 @@ class ControlBar(w.HBox):
             # the cards' keep-place: a click on the bar leaves the keyboard where it was
             [self.toggle, self.mode_marker, self.model_marker, self.state_marker,
              self.interrupt_button, shared("keep-place")],
-            layout=shared("bar"), _dom_classes=("pw-control-bar",), **kwargs,
+            layout=shared("bar"), _dom_classes=("pw-control-bar", "pw-keeps-place"), **kwargs,
         )
         self._syncing = False
         self.rewind: Any = None  # the latest turn's Rewind files, once a turn changed files

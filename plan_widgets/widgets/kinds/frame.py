@@ -121,7 +121,7 @@ class Card(w.Box):
                                **look("full", "html")), *controls]
         super().__init__(
             [*controls, shared("keep-place"), self.status], layout=shared(f"card-{decision.kind}"),
-            _dom_classes=("pw-card", f"pw-card-{decision.kind}"),
+            _dom_classes=("pw-card", f"pw-card-{decision.kind}", "pw-keeps-place"),
         )
         in_page_order(controls)  # a picker's choice, then the click that reads it, in order
         decision.watch(self.refresh)
