@@ -26,7 +26,7 @@ from . import _flowtrace as ft
 
 MAIN = threading.main_thread().ident
 NO_METER = [False]
-"""An experiment: no context meter read when a card opens (``Runner.measure_soon``)."""
+"""An experiment: no context meter read when a card opens (``Meter.soon``)."""
 NO_SPARES = [False]
 """An experiment: no plan card controls opened ahead (``plan_spares.ready``: as before issue
 46, the card makes them all after the request)."""
@@ -57,7 +57,7 @@ def install() -> None:
     from ipykernel.comm import Comm
     from IPython.core.display_functions import DisplayHandle
 
-    from plan_widgets.agent import decisions, gate_host, runner, sdk, session
+    from plan_widgets.agent import decisions, gate_host, meter, runner, sdk, session
     from plan_widgets.widgets import control, shared, turn
     from plan_widgets.widgets.kinds import frame, plan, plan_edit
 
@@ -105,14 +105,14 @@ def install() -> None:
         return publish(self, msg_type, data, *a, **k)
 
     Comm.publish_msg = published  # type: ignore[method-assign]
-    measure = runner.Runner.measure_soon
+    measure = meter.Meter.soon
 
     def measure_unless(self: Any, number: int) -> None:
-        ft.mark("measure_soon" + (" (skipped)" if NO_METER[0] else ""))
+        ft.mark("meter soon" + (" (skipped)" if NO_METER[0] else ""))
         if not NO_METER[0]:
             measure(self, number)
 
-    runner.Runner.measure_soon = measure_unless  # type: ignore[method-assign]
+    meter.Meter.soon = measure_unless  # type: ignore[method-assign]
     _stamp_iopub_thread()
     try:
         from plan_widgets.widgets.kinds import plan_spares

@@ -343,7 +343,7 @@ def test_the_meter_is_read_while_a_plan_waits_but_not_ahead_of_a_quick_approval(
 
 def test_a_failing_or_hanging_meter_never_fails_a_turn(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("plan_widgets.agent.runner.CONTEXT_TIMEOUT", 0.1)
+    monkeypatch.setattr("plan_widgets.agent.meter.CONTEXT_TIMEOUT", 0.1)
 
     async def main() -> None:
         s = make(tmp_path)
@@ -367,6 +367,36 @@ def test_a_failing_or_hanging_meter_never_fails_a_turn(
     run(main())
     assert ctx_mod.ContextUsage.from_cli({"totalTokens": 500, "maxTokens": 1_000_000}).label \
         == "ctx <1%"
+
+
+def test_closing_drops_a_meter_reading_the_cli_will_never_answer(tmp_path: Path) -> None:
+    """The meter is read in the background after each turn; once the CLI's stdin closes its
+    request is never answered. Closed, the session leaves no reading behind (before: the
+    task waited out its 5 s timeout after ``close()`` returned)."""
+    from plan_widgets.agent import tasks
+
+    async def main() -> None:
+        s = make(tmp_path)
+        await until(lambda: bool(FakeClient.instances) and s.connected)
+        c = FakeClient.instances[-1]
+        never: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        asked: list[bool] = []
+
+        async def hang() -> dict[str, Any]:
+            asked.append(True)
+            return await never
+
+        c.get_context_usage = hang  # type: ignore[method-assign]
+        assert (await s.ask("one")).ok
+        await until(lambda: bool(asked))  # the turn's end asked for the meter: in flight
+        reading = [t for t in tasks._running if "Meter.read" in repr(t.get_coro())]
+        assert len(reading) == 1 and not reading[0].done()
+        await s.close()
+        await asyncio.sleep(0)  # (a cancelled task ends at its next step)
+        assert reading[0].done(), "a meter reading still waits after close()"
+        assert not [t for t in tasks._running if "Meter.read" in repr(t.get_coro())]
+
+    run(main())
 
 
 # -- 5. rewinding a turn's files -----------------------------------------------------------------

@@ -113,7 +113,7 @@ class SessionGateHost:
 
         def read() -> None:
             if not d.done:
-                self.runner.measure_soon(number)
+                self.runner.meter.soon(number)
         try:
             asyncio.get_running_loop().call_later(METER_DELAY, read)
         except RuntimeError:  # no loop (a decision made by hand): at once, as before

@@ -181,7 +181,7 @@ class Health:
         self._boundary_at = time.monotonic()
         self._compaction_over(wording.compaction_line(m.trigger, m.pre_tokens, m.post_tokens))
         # the meter at once (in the background, bounded), not after the turn
-        spawn(self.runner.measure_context(self.s.state.turns))
+        self.runner.meter.soon(self.s.state.turns)
 
     def _compaction_over(self, text: str) -> None:
         turn, self.compacting = self.compacting, None

@@ -164,6 +164,7 @@ class Sleeper:
         scripted, owner.scripted = owner.scripted, None
         scratch, owner.scratch = owner.scratch, None
         s.notify()  # the control bar says "asleep" at once
+        self.runner.meter.stop()
         if client is not None:
             await _quietly(client.disconnect(), "disconnect the sleeping CLI", 10.0)
         if scripted is not None:

@@ -277,6 +277,7 @@ class Lifecycle:
             # the next writer (a resume in this kernel or another) need not wait for the CLI's
             # exit, which took 1.5-2 s (a resume right after %claude stop was refused)
             self.log.close()
+        runner.meter.stop()
         if self.client is not None:
             await _quietly(self.client.disconnect(), "disconnect the CLI", DISCONNECT_TIMEOUT)
         if self.scripted is not None:

@@ -30,11 +30,10 @@ from . import signals as sig
 from .agents import AGENT_TOOLS, Agents
 from .checklist import TASK_TOOLS, Checklist
 from .commands import names, unknown_command
-from .context import CONTEXT_TIMEOUT, ContextUsage
 from .gate import EDIT_TOOLS, is_plan_file
+from .meter import Meter
 from .modes import Modes
 from .ports import SessionPort
-from .tasks import spawn
 from .turn import NullView, Turn, call_hook
 
 UNSHOWN_TOOLS = ("ExitPlanMode", "AskUserQuestion")
@@ -62,10 +61,9 @@ class Runner:
         self.agents = Agents(session.emit, lambda: session.state)
         self.health = health.Health(self)  # retries, fallbacks, compaction, MCP servers, ...
         self.count = 0
-        self.context: ContextUsage | None = None
-        """How full the context window was after the last turn (None before one ended)."""
+        self.meter = Meter(session)
+        """How full the context window is (read after each turn)."""
         self._checklist: Checklist | None = None
-        self._measuring: asyncio.Task[Any] | None = None
         self.files_turn: tuple[int, list[str]] | None = None
         """The latest turn that changed files, and its files (the control bar's Rewind)."""
 
@@ -142,29 +140,7 @@ class Runner:
             if self.cli_turn is turn:
                 self.cli_turn = None
             s.notify()
-        self.measure_soon(turn.number)
-
-    def measure_soon(self, number: int) -> None:
-        """Read the context meter in the background (nothing waits for it: cli.md#context)."""
-        if self._measuring is not None:
-            self._measuring.cancel()
-        self._measuring = spawn(self.measure_context(number))
-
-    async def measure_context(self, number: int) -> ContextUsage | None:
-        """Read how full the context is (bounded; a failure only leaves the meter as it was)."""
-        s = self.s
-        client = s.client
-        if client is None or s.dead or s.closed or not hasattr(client, "get_context_usage"):
-            return self.context
-        try:
-            data = await asyncio.wait_for(client.get_context_usage(), CONTEXT_TIMEOUT)
-            self.context = ContextUsage.from_cli(dict(data), number, s.session_id).after(
-                self.context)
-        except Exception as e:  # noqa: BLE001 - a meter must never fail the session
-            log.debug("context usage after turn %s: %r", number, e)
-            return self.context
-        s.notify()
-        return self.context
+        self.meter.soon(turn.number)
 
     async def _send(self, turn: Turn) -> None:
         s = self.s

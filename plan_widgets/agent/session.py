@@ -110,11 +110,11 @@ class Session:
     @property
     def context(self) -> Any:
         """How full the context was after the last turn (a ContextUsage, or None)."""
-        return self.runner.context
+        return self.runner.meter.now
 
     async def context_usage(self) -> Any:
         """Measure how full the context is now (bounded; it is :attr:`context` then)."""
-        return await self.runner.measure_context(self.state.turns)
+        return await self.runner.meter.read(self.state.turns)
 
     async def rewind(self, turn: Any = None, *, dry_run: bool = False,
                      by: ev.Actor = "code") -> RewindPlan:
