@@ -225,6 +225,36 @@ def test_scripted_model_refuses_a_bad_script_before_starting(tmp_path: Path) -> 
         ScriptedModel(write(tmp_path, "steps: 3\n"))
 
 
+def test_a_start_cancelled_midway_leaves_no_process(tmp_path: Path) -> None:
+    """A session stopped while it starts (``%claude stop`` right after a resume) cancels the
+    scripted model's start after its process was spawned: the process goes too (before, it
+    stayed for the kernel's life)."""
+    import psutil
+
+    script = write(tmp_path, "- reply: [{text: hi}]\n")
+    me = psutil.Process()
+
+    def models() -> list[psutil.Process]:
+        return [c for c in me.children() if c.status() != psutil.STATUS_ZOMBIE
+                and "plan_widgets.scripted" in " ".join(c.cmdline())]
+
+    async def main() -> None:
+        start = asyncio.ensure_future(ScriptedModel.astart(script))
+        deadline = time.monotonic() + 10
+        while not models():  # spawned, not yet listening (it takes ~0.3 s to say its port)
+            assert time.monotonic() < deadline and not start.done(), "it never started"
+            await asyncio.sleep(0.005)
+        start.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await start
+        deadline = time.monotonic() + 5
+        while models() and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        assert not models(), "the scripted model outlived its cancelled start"
+
+    asyncio.run(main())
+
+
 # -- placeholders ---------------------------------------------------------------------------
 
 

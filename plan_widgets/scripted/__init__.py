@@ -8,6 +8,7 @@ environment, never the kernel's). ``.requests()`` reads back the log of what was
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -124,6 +125,9 @@ class ScriptedModel:
         except asyncio.TimeoutError:
             await m.astop()
             raise ScriptError("the scripted model did not start in time") from None
+        except BaseException:  # cancelled while it starts (a stop, a close): it goes too
+            m._kill()  # (measured: `%claude stop` right after a resume left it running)
+            raise
         if not line:
             err = (await m._proc.stderr.read()).decode(errors="replace").strip()
             await m.astop()
@@ -140,6 +144,13 @@ class ScriptedModel:
         if not text.startswith("PORT "):
             raise ScriptError(f"the scripted model said {text!r}")
         self.port = int(text.split()[1])
+
+    def _kill(self) -> None:
+        """End it at once, without waiting (the loop's child watcher reaps it)."""
+        p, self._proc = self._proc, None
+        if p is not None and p.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                p.kill()
 
     def stop(self) -> None:
         p = self._proc
