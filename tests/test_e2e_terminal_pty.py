@@ -86,6 +86,10 @@ class Term:
 
     def close(self) -> None:
         if self.child.isalive():
+            # Ctrl-C first: a test may end with a cell half typed, where "exit" would only be
+            # one more line of it (measured: 20 s waiting for an exit that never came)
+            self.child.send("\x03")
+            self.settle(quiet=0.2, timeout=5)
             self.child.send("exit\r")
             try:
                 self.child.expect(pexpect.EOF, timeout=20)
