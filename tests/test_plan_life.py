@@ -519,6 +519,7 @@ def test_the_plan_card_edits_previews_and_approves_the_edit() -> None:
         assert "Plan (edited)</h1>" in head and "&lt;b&gt;" in head and "$" not in head
         card.approve_button.click()
         assert d.approved_plan == EDITED and d.edited
+        await asyncio.sleep(0)  # the card shows it on the loop's next turn (after the answer)
         assert ed.text not in card.children and ed.edit_button.disabled
         assert "Plan approved, edited by you" in _head(card) and "Plan (edited)</h1>" in _head(card)
         assert "edited by you" in card.status.value
@@ -545,6 +546,7 @@ def test_keep_planning_from_the_editor_sends_only_the_feedback() -> None:
         assert d.outcome is not None and d.outcome.status == "rejected"
         assert d.outcome.feedback == "add a test" and not d.edited
         assert d.granted_answer(d.outcome).message == "add a test"  # type: ignore[union-attr]
+        await asyncio.sleep(0)  # the card shows it on the loop's next turn (after the answer)
         assert "your edit was not sent" in card.status.value
         assert "your edit was not sent" in card_html(d)
         e = d.decided_event()
