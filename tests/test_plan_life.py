@@ -369,6 +369,38 @@ def test_a_failing_or_hanging_meter_never_fails_a_turn(
         == "ctx <1%"
 
 
+def test_a_reading_belongs_to_the_conversation_it_was_asked_in(tmp_path: Path) -> None:
+    """Start fresh changes the session's id while a reading of the planning conversation may
+    still be on its way: that reading is the planning conversation's, so the next one (the
+    new conversation's) shows the drop."""
+
+    async def main() -> None:
+        s = make(tmp_path)
+        await until(lambda: bool(FakeClient.instances) and s.connected)
+        c = FakeClient.instances[-1]
+        c.context_usage = {"totalTokens": 12_000, "maxTokens": 100_000}
+        old = s.session_id
+        await s.runner.meter.read(1)  # the planning conversation: 12%
+        answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+
+        async def late() -> dict[str, Any]:
+            return await answer
+
+        c.get_context_usage = late  # type: ignore[method-assign]
+        reading = asyncio.ensure_future(s.runner.meter.read(1))
+        await asyncio.sleep(0)  # asked in the planning conversation
+        s.session_id = "the-new-conversation"  # (what start fresh does meanwhile)
+        answer.set_result({"totalTokens": 12_000, "maxTokens": 100_000})
+        assert (await reading).conversation == old
+        c.get_context_usage = FakeClient.get_context_usage.__get__(c)  # type: ignore[method-assign]
+        c.context_usage = {"totalTokens": 3_000, "maxTokens": 100_000}
+        now = await s.runner.meter.read(2)  # the new conversation's first reading
+        assert now is not None and now.label == "ctx 12% → 3%", now
+        await s.close()
+
+    run(main())
+
+
 def test_closing_drops_a_meter_reading_the_cli_will_never_answer(tmp_path: Path) -> None:
     """The meter is read in the background after each turn; once the CLI's stdin closes its
     request is never answered. Closed, the session leaves no reading behind (before: the

@@ -46,9 +46,13 @@ class Meter:
         client = s.client
         if client is None or s.dead or s.closed or not hasattr(client, "get_context_usage"):
             return self.now
+        # the conversation it is asked in: start fresh changes the session's id while a
+        # reading of the planning conversation may still be on its way, and that reading
+        # taken as the new one's would count against the drop's lifetime (`after`)
+        conversation = s.session_id
         try:
             data = await asyncio.wait_for(client.get_context_usage(), CONTEXT_TIMEOUT)
-            self.now = ContextUsage.from_cli(dict(data), number, s.session_id).after(self.now)
+            self.now = ContextUsage.from_cli(dict(data), number, conversation).after(self.now)
         except Exception as e:  # noqa: BLE001 - a meter must never fail the session
             log.debug("context usage after turn %s: %r", number, e)
             return self.now
